@@ -1,0 +1,174 @@
+"""Stateful reset / step / state, per task path or by episode id (the contract's REST table).
+
+An episode id may come in the body, the `episode_id` query parameter or the `X-Episode-Id`
+header (in that order of precedence); without one, a call uses the task's default episode.
+Engine work runs in the thread pool, one step at a time per episode.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+
+from dataclean_env.api.deps import get_settings, get_store
+from dataclean_env.api.requests import (
+    ResetRequest,
+    StepRequest,
+    parse_reset,
+    parse_step,
+    read_json,
+)
+from dataclean_env.episode import Episode
+from dataclean_env.errors import TaskMismatch
+from dataclean_env.schemas import Action, EpisodeState, StepResult
+from dataclean_env.sessions import EpisodeStore
+from dataclean_env.settings import Settings
+
+router = APIRouter(tags=["episodes"])
+
+Store = Annotated[EpisodeStore, Depends(get_store)]
+Config = Annotated[Settings, Depends(get_settings)]
+EpisodeQuery = Annotated[str | None, Query(description="Episode to use (else the task's default).")]
+EpisodeHeader = Annotated[str | None, Header(alias="X-Episode-Id")]
+
+
+def _body_doc(model: type) -> dict[str, Any]:
+    return {
+        "requestBody": {
+            "required": False,
+            "content": {"application/json": {"schema": model.model_json_schema()}},
+        }
+    }
+
+
+def find_episode(store: EpisodeStore, task_id: str | None, episode_id: str | None) -> Episode:
+    """The episode a call addresses: by id, else the default episode of the task."""
+    if episode_id is not None:
+        episode = store.get(episode_id)
+        if task_id is not None and episode.spec.task_id != task_id:
+            raise TaskMismatch(
+                f"episode {episode_id!r} belongs to task {episode.spec.task_id!r}, not {task_id!r}"
+            )
+        return episode
+    return store.default(task_id or store.registry.task_ids()[0])
+
+
+async def _reset(
+    request: Request,
+    store: EpisodeStore,
+    settings: Settings,
+    task_id: str | None,
+    episode_id: str | None,
+) -> JSONResponse:
+    body = parse_reset(await read_json(request, settings.max_body_bytes))
+    task = task_id or body.task_id or store.registry.task_ids()[0]
+    if task_id is not None and body.task_id not in (None, task_id):
+        raise TaskMismatch(f"path says task {task_id!r}, body says {body.task_id!r}")
+    store.registry.spec(task)  # 404 before any work
+
+    def work() -> dict[str, Any]:
+        episode = store.reset(task, body.seed, body.episode_id or episode_id)
+        return episode.result().model_dump(mode="json")
+
+    return JSONResponse(await run_in_threadpool(work))
+
+
+async def _step(
+    request: Request,
+    store: EpisodeStore,
+    settings: Settings,
+    task_id: str | None,
+    episode_id: str | None,
+) -> JSONResponse:
+    call = parse_step(await read_json(request, settings.max_body_bytes))
+    if task_id is not None and call.task_id not in (None, task_id):
+        raise TaskMismatch(f"path says task {task_id!r}, body says {call.task_id!r}")
+    if task_id or call.task_id:
+        store.registry.spec(task_id or call.task_id)
+
+    def work() -> dict[str, Any]:
+        episode = find_episode(store, task_id or call.task_id, call.episode_id or episode_id)
+        with episode.lock:
+            return episode.step(call.action).model_dump(mode="json")
+
+    return JSONResponse(await run_in_threadpool(work))
+
+
+def _state(store: EpisodeStore, task_id: str | None, episode_id: str | None) -> dict[str, Any]:
+    if task_id is not None:
+        store.registry.spec(task_id)
+    episode = find_episode(store, task_id, episode_id)
+    with episode.lock:
+        return episode.state().model_dump(mode="json")
+
+
+@router.post("/reset", response_model=StepResult, openapi_extra=_body_doc(ResetRequest))
+async def reset(
+    request: Request,
+    store: Store,
+    settings: Config,
+    episode_id: EpisodeQuery = None,
+    x_episode_id: EpisodeHeader = None,
+) -> Any:
+    """Start a new episode of `task_id` (default: the first task)."""
+    return await _reset(request, store, settings, None, episode_id or x_episode_id)
+
+
+@router.post("/reset/{task_id}", response_model=StepResult, openapi_extra=_body_doc(ResetRequest))
+async def reset_task(
+    task_id: str,
+    request: Request,
+    store: Store,
+    settings: Config,
+    episode_id: EpisodeQuery = None,
+    x_episode_id: EpisodeHeader = None,
+) -> Any:
+    """Start a new episode of the task in the path."""
+    return await _reset(request, store, settings, task_id, episode_id or x_episode_id)
+
+
+@router.post("/step", response_model=StepResult, openapi_extra=_body_doc(StepRequest))
+async def step(
+    request: Request,
+    store: Store,
+    settings: Config,
+    episode_id: EpisodeQuery = None,
+    x_episode_id: EpisodeHeader = None,
+) -> Any:
+    """Apply one operation to the episode given by id, else to the task's default episode."""
+    return await _step(request, store, settings, None, episode_id or x_episode_id)
+
+
+@router.post("/step/{task_id}", response_model=StepResult, openapi_extra=_body_doc(Action))
+async def step_task(
+    task_id: str,
+    request: Request,
+    store: Store,
+    settings: Config,
+    episode_id: EpisodeQuery = None,
+    x_episode_id: EpisodeHeader = None,
+) -> Any:
+    """Apply one operation (an action envelope, or `{"action": envelope}`)."""
+    return await _step(request, store, settings, task_id, episode_id or x_episode_id)
+
+
+@router.get("/state", response_model=EpisodeState)
+async def state(
+    store: Store,
+    task_id: str | None = None,
+    episode_id: EpisodeQuery = None,
+    x_episode_id: EpisodeHeader = None,
+) -> Any:
+    """State of the episode given by id, else of the task's default episode."""
+    return JSONResponse(await run_in_threadpool(_state, store, task_id, episode_id or x_episode_id))
+
+
+@router.get("/state/{task_id}", response_model=EpisodeState)
+async def state_task(
+    task_id: str, store: Store, episode_id: EpisodeQuery = None, x_episode_id: EpisodeHeader = None
+) -> Any:
+    """State of the task's default episode, or of the episode given by id."""
+    return JSONResponse(await run_in_threadpool(_state, store, task_id, episode_id or x_episode_id))

@@ -1,0 +1,41 @@
+"""Every error answer is `{"detail": ..., "code": ...}`; this module maps exceptions to them."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from dataclean_env.errors import EnvError
+
+log = logging.getLogger(__name__)
+
+_HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "BODY_TOO_LARGE"}
+
+
+def error_response(status: int, code: str, detail: str) -> JSONResponse:
+    return JSONResponse({"detail": detail, "code": code}, status_code=status)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(EnvError)
+    async def _env_error(request: Request, exc: EnvError) -> JSONResponse:
+        return error_response(exc.status, exc.code, exc.detail)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        parts = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        return error_response(422, "INVALID_REQUEST", "; ".join(parts))
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        code = _HTTP_CODES.get(exc.status_code, f"HTTP_{exc.status_code}")
+        return error_response(exc.status_code, code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return error_response(500, "INTERNAL_ERROR", "internal error; the episode is unchanged")

@@ -1,0 +1,107 @@
+"""Reading request bodies: size limit, JSON, and the accepted shapes of reset and step."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from dataclean_env.errors import BodyTooLarge, InvalidAction
+from dataclean_env.schemas import Action
+
+# Fields OpenEnv clients add to their requests; accepted and ignored.
+_OPENENV_EXTRAS = ("request_id", "timeout_s")
+
+
+async def read_json(request: Request, max_bytes: int) -> dict[str, Any]:
+    """The body as a JSON object ({} when empty); 413 past `max_bytes`, 422 if not an object."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise BodyTooLarge(f"request body is larger than {max_bytes} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > max_bytes:
+            raise BodyTooLarge(f"request body is larger than {max_bytes} bytes")
+    if not body.strip():
+        return {}
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidAction(f"request body is not valid JSON: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InvalidAction("request body must be a JSON object")
+    return data
+
+
+class ResetRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    task_id: str | None = Field(default=None, description="Task to start (POST /reset only).")
+    seed: int | None = Field(default=None, ge=0, lt=2**63, description="Shuffles the rows.")
+    episode_id: str | None = Field(default=None, description="Id for the new episode.")
+
+
+class StepRequest(BaseModel):
+    """Documentation of the accepted step body; parsing is done by `parse_step`."""
+
+    task_id: str | None = None
+    episode_id: str | None = None
+    operation: str | None = None
+    parameters: dict[str, Any] | None = None
+    action: Action | None = None
+
+
+@dataclass(frozen=True)
+class StepCall:
+    task_id: str | None
+    episode_id: str | None
+    action: Action
+
+
+def _text(value: Any, field: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InvalidAction(f"{field} must be a string")
+    return value
+
+
+def parse_reset(body: dict[str, Any]) -> ResetRequest:
+    body = {k: v for k, v in body.items() if k not in _OPENENV_EXTRAS}
+    try:
+        return ResetRequest.model_validate(body)
+    except ValidationError as exc:
+        raise InvalidAction(_errors(exc)) from None
+
+
+def parse_step(body: dict[str, Any]) -> StepCall:
+    """`{operation, parameters}` or `{"action": {...}}`, each with optional task/episode ids."""
+    body = {k: v for k, v in body.items() if k not in _OPENENV_EXTRAS}
+    task_id = _text(body.pop("task_id", None), "task_id")
+    episode_id = _text(body.pop("episode_id", None), "episode_id")
+    if "action" in body:
+        envelope = body.pop("action")
+        if body:
+            raise InvalidAction(f"unexpected fields beside 'action': {sorted(body)}")
+    else:
+        envelope = body
+    if not isinstance(envelope, dict):
+        raise InvalidAction(
+            'the action must be a JSON object like {"operation": ..., "parameters": {...}}'
+        )
+    try:
+        action = Action.model_validate(envelope)
+    except ValidationError as exc:
+        raise InvalidAction(_errors(exc)) from None
+    return StepCall(task_id, episode_id, action)
+
+
+def _errors(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
+        for e in exc.errors(include_url=False)
+    )

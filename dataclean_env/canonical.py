@@ -1,0 +1,157 @@
+"""Canonical forms shared by operations and graders: column kinds, lenient numbers, names.
+
+One definition of "is this a number", "what kind is this column" and "are these two cells
+equal" keeps the operations and the grader from disagreeing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+KINDS = ("int", "float", "bool", "datetime", "str")
+
+# "$1,234.50", "€ 99", "1,000" -> plain numbers. Commas count only as thousands separators.
+_CURRENCY = re.compile(r"^\s*[$€£]\s*|\s*[$€£]\s*$")
+_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$")
+_TRUE = {"true", "yes", "y", "t", "1"}
+_FALSE = {"false", "no", "n", "f", "0"}
+# Numbers equal at two decimals count as equal (fills are rounded to two decimals at most).
+NUMBER_TOLERANCE = 0.005
+
+
+def kind_of(dtype: Any) -> str:
+    """The coarse kind of a pandas dtype: int, float, bool, datetime or str."""
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bool"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "int"
+    if pd.api.types.is_float_dtype(dtype):
+        return "float"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "datetime"
+    return "str"
+
+
+def dtype_name(dtype: Any) -> str:
+    """A stable, version-independent dtype label for observations."""
+    return {
+        "int": "int64",
+        "float": "float64",
+        "bool": "bool",
+        "datetime": "datetime64",
+        "str": "object",
+    }[kind_of(dtype)]
+
+
+def parse_number(value: Any) -> float | None:
+    """A finite float for a number or a number-like string ("$1,200.50"), else None."""
+    if value is None or isinstance(value, bool | np.bool_):
+        return None
+    if isinstance(value, int | float | np.integer | np.floating):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    if not isinstance(value, str):
+        return None
+    text = _CURRENCY.sub("", value.strip())
+    if _THOUSANDS.match(text):
+        text = text.replace(",", "")
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    # float() also reads "nan", "inf" and "1_000": none of those is a number in a table.
+    if not math.isfinite(number) or "_" in text:
+        return None
+    return number
+
+
+def numbers_of(series: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """(float values, mask of present cells that are not numbers) for a column."""
+    present = series.notna()
+    if kind_of(series.dtype) in ("int", "float"):
+        return series.astype("float64"), pd.Series(False, index=series.index)
+    if kind_of(series.dtype) in ("bool", "datetime"):
+        return pd.Series(np.nan, index=series.index), present
+    parsed = [parse_number(v) if ok else None for v, ok in zip(series, present, strict=True)]
+    values = pd.Series([np.nan if p is None else p for p in parsed], index=series.index)
+    bad = present & values.isna()
+    return values.astype("float64"), bad
+
+
+def parse_bool(value: Any) -> bool | None:
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, str):
+        token = value.strip().lower()
+        if token in _TRUE:
+            return True
+        if token in _FALSE:
+            return False
+    if isinstance(value, int | np.integer) and value in (0, 1):
+        return bool(value)
+    return None
+
+
+def parse_date(value: Any) -> pd.Timestamp | None:
+    if isinstance(value, pd.Timestamp):
+        return None if pd.isna(value) else value
+    if isinstance(value, str) and _ISO_DATE.match(value.strip()):
+        try:
+            return pd.Timestamp(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def is_iso_date(value: Any) -> bool:
+    return isinstance(value, str) and bool(_ISO_DATE.match(value.strip()))
+
+
+def is_missing(value: Any) -> bool:
+    return value is None or (not isinstance(value, str) and bool(pd.isna(value)))
+
+
+def cells_equal(current: Any, gold: Any, kind: str) -> bool:
+    """Exact equality after canonicalisation to the gold column's kind; never fuzzy."""
+    if is_missing(gold):
+        return is_missing(current)
+    if is_missing(current):
+        return False
+    if kind in ("int", "float"):
+        number = parse_number(current)
+        return number is not None and abs(number - float(gold)) <= NUMBER_TOLERANCE
+    if kind == "bool":
+        return parse_bool(current) == bool(gold)
+    if kind == "datetime":
+        stamp = parse_date(current)
+        return stamp is not None and stamp == pd.Timestamp(gold)
+    return str(current) == str(gold)
+
+
+def snake_case(name: str) -> str:
+    """'EMP ID ' -> 'emp_id', 'SalesAmount' -> 'sales_amount', 'DEP T' -> 'dep_t'."""
+    text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.strip())
+    return re.sub(r"[^0-9a-zA-Z]+", "_", text).strip("_").lower()
+
+
+def json_cell(value: Any) -> Any:
+    """A JSON-safe rendering of one cell; missing is shown as "NULL"."""
+    if is_missing(value):
+        return "NULL"
+    if isinstance(value, pd.Timestamp):
+        return (
+            value.isoformat() if (value.hour or value.minute or value.second) else str(value.date())
+        )
+    if isinstance(value, np.bool_ | bool):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating | float):
+        return float(value)
+    return value if isinstance(value, str | int) else str(value)

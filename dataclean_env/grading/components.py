@@ -1,0 +1,84 @@
+"""Reward components, each computed cell by cell (or row by row) against gold.
+
+Every component counts the errors left in the agent's table and scores the share of the
+dirty table's errors that are fixed: 1 - errors_now / errors_in_dirty, floored at 0. So doing
+nothing earns 0, and a step that damages good data adds errors and can only lower a score.
+A component whose dirty table has nothing to fix scores 1 while the table stays error-free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dataclean_env.canonical import cells_equal
+from dataclean_env.grading.facts import GoldFacts, TableView
+from dataclean_env.snapshot import MISSING
+
+ErrorCounter = Callable[[GoldFacts, TableView], int]
+
+
+def duplicate_errors(facts: GoldFacts, view: TableView) -> int:
+    """Extra copies of a gold row, gold rows that are gone, and rows gold never had."""
+    errors = 0
+    for key in facts.gold_keys:
+        errors += abs(view.key_counts.get(key, 0) - 1)
+    for key, count in view.key_counts.items():
+        if key in facts.gold_keys:
+            continue
+        # An outlier row is the outlier component's business, but not its extra copies.
+        errors += count - 1 if key in facts.outlier_keys else count
+    return errors
+
+
+def missing_errors(facts: GoldFacts, view: TableView) -> int:
+    """Cells missing in dirty (and present in gold) that do not now hold the gold value."""
+    errors = 0
+    values = view.snapshot.values
+    for key, column, gold_value in facts.missing_targets:
+        row = view.first_row.get(key)
+        if row is None or column not in values:
+            errors += 1
+            continue
+        cell = values[column][row]
+        if cell is MISSING or not cells_equal(cell, gold_value, facts.kinds[column]):
+            errors += 1
+    return errors
+
+
+def dtype_errors(facts: GoldFacts, view: TableView) -> int:
+    """Gold cells whose column is absent or of the wrong kind, or whose row is absent."""
+    absent_rows = sum(1 for key in facts.gold_keys if key not in view.first_row)
+    kinds = view.snapshot.kinds
+    errors = 0
+    for column, kind in facts.kinds.items():
+        errors += absent_rows if kinds.get(column) == kind else facts.n_rows
+    return errors
+
+
+def outlier_errors(facts: GoldFacts, view: TableView) -> int:
+    """Outlier rows still present plus good rows lost: removing good rows is not a fix."""
+    kept_outliers = sum(1 for key in facts.outlier_keys if key in view.first_row)
+    lost_rows = sum(1 for key in facts.gold_keys if key not in view.first_row)
+    return kept_outliers + lost_rows
+
+
+def schema_errors(facts: GoldFacts, view: TableView) -> int:
+    """Gold columns absent or of the wrong kind, plus columns gold does not have."""
+    kinds = view.snapshot.kinds
+    errors = sum(1 for column, kind in facts.kinds.items() if kinds.get(column) != kind)
+    return errors + sum(1 for column in kinds if column not in facts.kinds)
+
+
+COMPONENTS: dict[str, ErrorCounter] = {
+    "duplicate_score": duplicate_errors,
+    "missing_score": missing_errors,
+    "dtype_score": dtype_errors,
+    "outlier_score": outlier_errors,
+    "schema_score": schema_errors,
+}
+
+
+def component_score(errors_now: int, errors_dirty: int) -> float:
+    if errors_dirty == 0:
+        return 1.0 if errors_now == 0 else 0.0
+    return max(0.0, 1.0 - errors_now / errors_dirty)

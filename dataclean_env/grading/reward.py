@@ -1,0 +1,60 @@
+"""The weighted reward: components against gold, minus penalties, clamped for the API."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dataclean_env.grading.components import COMPONENTS, component_score
+from dataclean_env.grading.facts import GoldFacts
+from dataclean_env.grading.penalties import ActionRecord, penalty
+from dataclean_env.snapshot import Snapshot
+
+FLOOR, CEILING = 0.0001, 0.9999
+
+
+def clamp(value: float) -> float:
+    """Every reported field lies in [0.0001, 0.9999], rounded to 4 places."""
+    return round(min(CEILING, max(FLOOR, value)), 4)
+
+
+@dataclass(frozen=True)
+class Grader:
+    """Scores tables of one task. Built once per task; `baseline` holds the dirty errors."""
+
+    facts: GoldFacts
+    weights: Mapping[str, float]
+    baseline: Mapping[str, int]
+
+    @classmethod
+    def for_task(
+        cls, facts: GoldFacts, weights: Mapping[str, float], dirty: pd.DataFrame
+    ) -> Grader:
+        unknown = set(weights) - set(COMPONENTS)
+        if unknown:
+            raise ValueError(f"unknown scoring components {sorted(unknown)}")
+        view = facts.view(Snapshot.of(dirty))
+        baseline = {name: COMPONENTS[name](facts, view) for name in weights}
+        return cls(facts, dict(weights), baseline)
+
+    def components(self, snapshot: Snapshot) -> dict[str, float]:
+        """Unclamped component scores in [0, 1] for the task's weighted components."""
+        view = self.facts.view(snapshot)
+        return {
+            name: component_score(COMPONENTS[name](self.facts, view), self.baseline[name])
+            for name in self.weights
+        }
+
+    def reward(
+        self, snapshot: Snapshot, history: Sequence[ActionRecord], max_steps: int
+    ) -> dict[str, float]:
+        """The reward object: every component (unscored ones at the floor), penalty, total."""
+        scores = self.components(snapshot)
+        charged = penalty(history, max_steps)
+        total = sum(self.weights[name] * score for name, score in scores.items()) - charged
+        reward = {name: clamp(scores.get(name, 0.0)) for name in COMPONENTS}
+        reward["penalty"] = clamp(charged)
+        reward["total"] = clamp(total)
+        return {"total": reward.pop("total"), **reward}

@@ -1,0 +1,40 @@
+"""What the agent sees of its table: shape, types, missing counts, a few rows. Never gold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dataclean_env.canonical import json_cell
+from dataclean_env.schemas import DatasetInfo
+from dataclean_env.snapshot import MISSING, Snapshot
+
+SAMPLE_ROWS = 5
+
+
+def table_summary(snapshot: Snapshot) -> dict[str, Any]:
+    """The table-dependent fields of an observation, computed once per table version."""
+    missing = snapshot.missing_counts()
+    duplicates = sum(snapshot.duplicate_mask())
+    columns = list(snapshot.columns)
+    head = min(SAMPLE_ROWS, snapshot.n_rows)
+    sample = [
+        {
+            c: "NULL" if snapshot.values[c][i] is MISSING else json_cell(snapshot.values[c][i])
+            for c in columns
+        }
+        for i in range(head)
+    ]
+    return {
+        "dataset_info": DatasetInfo(
+            total_rows=snapshot.n_rows,
+            total_columns=len(columns),
+            has_duplicates=duplicates > 0,
+            has_missing=any(missing.values()),
+        ),
+        "columns": columns,
+        "shape": [snapshot.n_rows, len(columns)],
+        "missing_values": missing,
+        "dtypes": dict(snapshot.dtype_names),
+        "duplicate_count": duplicates,
+        "sample_rows": sample,
+    }

@@ -1,0 +1,23 @@
+"""Helpers shared by operations: checking column arguments against the table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from dataclean_env.errors import InvalidParameters
+
+
+def require_columns(table: pd.DataFrame, columns: Iterable[str]) -> list[str]:
+    """The columns, in order, or InvalidParameters naming the ones the table lacks."""
+    wanted = list(columns)
+    unknown = [c for c in wanted if c not in table.columns]
+    if unknown:
+        raise InvalidParameters(f"unknown column(s) {unknown}; the table has {list(table.columns)}")
+    return wanted
+
+
+def sample(values: Iterable[object], limit: int = 3) -> str:
+    shown = list(values)[:limit]
+    return ", ".join(repr(v) for v in shown)

@@ -1,0 +1,48 @@
+"""rename_columns: rename by an explicit mapping, or turn every header into snake_case."""
+
+from __future__ import annotations
+
+import pandas as pd
+from pydantic import Field
+
+from dataclean_env.canonical import snake_case
+from dataclean_env.errors import InvalidParameters
+from dataclean_env.operations._columns import require_columns
+from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+
+MAX_NAME_LENGTH = 64
+
+
+class RenameColumnsParams(Params):
+    mapping: dict[str, str] | None = Field(
+        default=None, description="Old name -> new name (default: snake_case every header)."
+    )
+
+
+@operation(
+    "rename_columns",
+    RenameColumnsParams,
+    rank=1,
+    description="Rename columns by `mapping`; without one, convert every header to snake_case.",
+)
+def rename_columns(table: pd.DataFrame, params: RenameColumnsParams, ctx: OpContext) -> OpResult:
+    if params.mapping is None:
+        mapping = {c: snake_case(c) for c in table.columns}
+    else:
+        require_columns(table, params.mapping)
+        mapping = {old: new.strip() for old, new in params.mapping.items()}
+    bad = [new for new in mapping.values() if not new or len(new) > MAX_NAME_LENGTH]
+    if bad:
+        raise InvalidParameters(
+            f"new column names must be 1 to {MAX_NAME_LENGTH} characters; got {bad}"
+        )
+    names = [mapping.get(c, c) for c in table.columns]
+    clashes = sorted({n for n in names if names.count(n) > 1})
+    if clashes:
+        raise InvalidParameters(f"renaming would give several columns the name(s) {clashes}")
+    changed = {old: new for old, new in mapping.items() if old != new}
+    if not changed:
+        return OpResult(table, "No column renamed.")
+    result = table.rename(columns=changed)
+    listed = ", ".join(f"{old!r} -> {new!r}" for old, new in changed.items())
+    return OpResult(result, f"Renamed {listed}.")

@@ -1,0 +1,34 @@
+"""remove_duplicates: drop repeated rows, keeping the first occurrence."""
+
+from __future__ import annotations
+
+import pandas as pd
+from pydantic import Field
+
+from dataclean_env.operations._columns import require_columns
+from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+
+
+class RemoveDuplicatesParams(Params):
+    subset: list[str] | None = Field(
+        default=None, min_length=1, description="Columns that define a duplicate (default: all)."
+    )
+
+
+@operation(
+    "remove_duplicates",
+    RemoveDuplicatesParams,
+    rank=0,
+    description="Drop exact duplicate rows (or rows repeating the `subset` columns), keeping the first.",
+)
+def remove_duplicates(
+    table: pd.DataFrame, params: RemoveDuplicatesParams, ctx: OpContext
+) -> OpResult:
+    subset = require_columns(table, params.subset) if params.subset else None
+    repeats = ctx.snapshot_of(table).duplicate_mask(subset)
+    removed = sum(repeats)
+    if not removed:
+        return OpResult(table, "No duplicate rows found.")
+    keep = [i for i, repeat in enumerate(repeats) if not repeat]
+    result = table.take(keep).reset_index(drop=True)
+    return OpResult(result, f"Removed {removed} duplicate rows ({len(table)} -> {len(result)}).")

@@ -1,0 +1,161 @@
+"""fill_missing: fill empty cells by mean, median, mode, forward/backward fill or a constant.
+
+Fills never change a column's type: a number stored as text is filled with text, so that
+fixing types stays a separate step. Means and medians are rounded half-to-even to whole
+numbers when every present value is whole, else to two decimals.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field, model_validator
+
+from dataclean_env.canonical import kind_of, numbers_of, parse_date
+from dataclean_env.errors import InvalidParameters, OperationFailed
+from dataclean_env.operations._columns import require_columns, sample
+from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
+
+Strategy = Literal["mean", "median", "mode", "ffill", "bfill", "constant"]
+STRATEGIES: tuple[str, ...] = Strategy.__args__
+
+
+class FillMissingParams(Params):
+    strategy: Strategy = Field(default="mean", description="How to choose the fill value.")
+    column: str | None = Field(
+        default=None, description="One column (default: every column with missing values)."
+    )
+    value: str | int | float | bool | None = Field(
+        default=None,
+        description="The fill value; required with strategy=constant, refused otherwise.",
+    )
+
+    @model_validator(mode="after")
+    def _value_goes_with_constant(self) -> FillMissingParams:
+        if self.strategy == "constant":
+            if self.value is None:
+                raise ValueError("strategy 'constant' needs a 'value'")
+            if isinstance(self.value, float) and not math.isfinite(self.value):
+                raise ValueError("'value' must be a finite number")
+        elif self.value is not None:
+            raise ValueError(f"'value' only goes with strategy 'constant', not {self.strategy!r}")
+        return self
+
+
+@operation(
+    "fill_missing",
+    FillMissingParams,
+    rank=2,
+    repeatable=True,
+    description=(
+        "Fill missing cells. mean/median apply to numeric columns (numbers stored as text "
+        "count), mode and ffill/bfill to any column, constant needs a value of the column's type."
+    ),
+)
+def fill_missing(table: pd.DataFrame, params: FillMissingParams, ctx: OpContext) -> OpResult:
+    if params.column is not None:
+        require_columns(table, [params.column])
+        targets = [params.column] if table[params.column].isna().any() else []
+        if not targets:
+            return OpResult(
+                table, f"Column {params.column!r} has no missing values; nothing filled."
+            )
+    else:
+        targets = [c for c in table.columns if table[c].isna().any()]
+
+    result = table.copy()
+    filled, skipped = [], []
+    for column in targets:
+        series = table[column]
+        try:
+            new = _fill(series, params)
+        except OperationFailed:
+            if params.column is not None:
+                raise
+            skipped.append(column)
+            continue
+        count = int(series.isna().sum() - new.isna().sum())
+        if count:
+            result[column] = new
+            filled.append(f"{column} ({count})")
+    if not filled:
+        message = f"No missing values filled with {params.strategy}."
+        return OpResult(table, message + _skipped(skipped))
+    message = f"Filled with {params.strategy}: {', '.join(filled)}." + _skipped(skipped)
+    return OpResult(result, message)
+
+
+def _skipped(columns: list[str]) -> str:
+    return f" Skipped (strategy does not apply): {', '.join(columns)}." if columns else ""
+
+
+def _fill(series: pd.Series, params: FillMissingParams) -> pd.Series:
+    strategy = params.strategy
+    if strategy == "ffill":
+        return series.ffill()
+    if strategy == "bfill":
+        return series.bfill()
+    if strategy == "constant":
+        return series.fillna(_constant_for(series, params.value))
+    if strategy == "mode":
+        present = series.dropna()
+        if present.empty:
+            raise OperationFailed(f"column {series.name!r} has no values to take a mode from")
+        # pandas sorts the modes, so ties resolve to the smallest value, whatever the row order.
+        return series.fillna(present.mode().iloc[0])
+    return series.fillna(_average_for(series, strategy))
+
+
+def _average_for(series: pd.Series, strategy: str) -> object:
+    numbers, not_numbers = numbers_of(series)
+    if not_numbers.any():
+        raise OperationFailed(
+            f"{strategy} needs a numeric column; {series.name!r} holds "
+            f"{sample(series[not_numbers].unique())}"
+        )
+    present = numbers.dropna().to_numpy()
+    if present.size == 0:
+        raise OperationFailed(f"column {series.name!r} has no values to average")
+    # fsum is exact, so the mean does not depend on the order of the rows.
+    mean = strategy == "mean"
+    value = math.fsum(present) / present.size if mean else float(np.median(present))
+    whole = bool(np.all(np.mod(present, 1) == 0))
+    value = round(value) if whole else round(value, 2)
+    if kind_of(series.dtype) in ("int", "float"):
+        return value
+    # A number stored as text is filled with text; fix_dtype turns the column into numbers.
+    return str(int(value)) if whole else f"{value:.2f}"
+
+
+def _constant_for(series: pd.Series, value: str | int | float | bool) -> object:
+    kind = kind_of(series.dtype)
+    is_number = isinstance(value, int | float) and not isinstance(value, bool)
+    if kind in ("int", "float"):
+        if not is_number:
+            raise InvalidParameters(
+                f"column {series.name!r} is numeric; the constant must be a number, not {value!r}"
+            )
+        return value
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise InvalidParameters(
+                f"column {series.name!r} is boolean; the constant must be true/false"
+            )
+        return value
+    if kind == "datetime":
+        stamp = parse_date(value) if isinstance(value, str) else None
+        if stamp is None:
+            raise InvalidParameters(
+                f"column {series.name!r} holds dates; the constant must be an ISO date like 2024-01-31"
+            )
+        return stamp
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+for _strategy in STRATEGIES:
+    alias(f"fill_missing_{_strategy}", "fill_missing", strategy=_strategy)

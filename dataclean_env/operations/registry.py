@@ -1,0 +1,154 @@
+"""The operation registry: name -> parameter model, pure function, pipeline rank.
+
+An operation is a pure function of a data frame: it receives the episode's table (which it
+must not mutate), its validated parameters and a small read-only context, and returns a new
+table plus a message, or raises a typed error. The episode commits only on success.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from dataclean_env.errors import InvalidParameters, UnknownOperation
+from dataclean_env.snapshot import Snapshot
+
+
+class Params(BaseModel):
+    """Base of every parameter model: unknown keys and loose types are refused."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class NoParams(Params):
+    pass
+
+
+@dataclass(frozen=True)
+class OpContext:
+    """What an operation may know: the task's public target schema (never gold values) and,
+    when the caller has one, the snapshot of the table it is applied to."""
+
+    target_schema: Mapping[str, str] = field(default_factory=dict)
+    snapshot: Snapshot | None = None
+
+    def snapshot_of(self, table: pd.DataFrame) -> Snapshot:
+        return self.snapshot if self.snapshot is not None else Snapshot.of(table)
+
+
+@dataclass(frozen=True)
+class OpResult:
+    table: pd.DataFrame
+    message: str
+
+
+OpFunction = Callable[[pd.DataFrame, Any, OpContext], OpResult]
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str
+    params_model: type[Params]
+    apply: OpFunction
+    # Position in the canonical pipeline; going back to a lower rank is "out of order".
+    rank: int
+    description: str
+    ends_episode: bool = False
+    # Repeating it right away is legitimate (one fill per column), so it is not penalised.
+    repeatable: bool = False
+
+
+@dataclass(frozen=True)
+class Alias:
+    target: str
+    fixed_params: Mapping[str, Any]
+
+
+_OPERATIONS: dict[str, Operation] = {}
+_ALIASES: dict[str, Alias] = {}
+
+
+def operation(
+    name: str,
+    params: type[Params],
+    *,
+    rank: int,
+    description: str,
+    ends_episode: bool = False,
+    repeatable: bool = False,
+) -> Callable[[OpFunction], OpFunction]:
+    """Decorator that registers `fn` as the operation `name`."""
+
+    def register(fn: OpFunction) -> OpFunction:
+        if name in _OPERATIONS or name in _ALIASES:
+            raise ValueError(f"operation {name!r} registered twice")
+        _OPERATIONS[name] = Operation(name, params, fn, rank, description, ends_episode, repeatable)
+        return fn
+
+    return register
+
+
+def alias(name: str, target: str, **fixed_params: Any) -> None:
+    """`name` means `target` with `fixed_params` (e.g. fill_missing_mean)."""
+    if name in _OPERATIONS or name in _ALIASES:
+        raise ValueError(f"operation {name!r} registered twice")
+    _ALIASES[name] = Alias(target, fixed_params)
+
+
+def operation_names() -> list[str]:
+    return sorted(_OPERATIONS)
+
+
+def alias_names() -> list[str]:
+    return sorted(_ALIASES)
+
+
+def get_operation(name: str) -> Operation:
+    try:
+        return _OPERATIONS[name]
+    except KeyError:
+        raise UnknownOperation(_unknown_message(name)) from None
+
+
+def canonical_name(name: str) -> str:
+    """The registered operation a name or alias stands for."""
+    if name in _ALIASES:
+        return _ALIASES[name].target
+    get_operation(name)
+    return name
+
+
+def resolve(name: str, parameters: Mapping[str, Any] | None) -> tuple[Operation, Params]:
+    """The operation and validated parameters for a (possibly aliased) action."""
+    params = dict(parameters or {})
+    if name in _ALIASES:
+        entry = _ALIASES[name]
+        for key, value in entry.fixed_params.items():
+            if key in params and params[key] != value:
+                raise InvalidParameters(
+                    f"{name!r} implies {key}={value!r}, but the parameters say {params[key]!r}"
+                )
+            params[key] = value
+        name = entry.target
+    op = get_operation(name)
+    try:
+        return op, op.params_model.model_validate(params)
+    except ValidationError as exc:
+        raise InvalidParameters(f"invalid parameters for {name!r}: {_describe(exc)}") from None
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in error["loc"]) or "parameters"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+def _unknown_message(name: str) -> str:
+    known = ", ".join(operation_names() + alias_names())
+    return f"unknown operation {name!r}; known operations: {known}"

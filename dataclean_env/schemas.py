@@ -1,0 +1,110 @@
+"""Pydantic models at the edges: the action envelope, observation, reward, step result, state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+_NAME_KEYS = ("operation", "name", "action_type")
+_PARAM_KEYS = ("parameters", "params")
+
+
+class Action(BaseModel):
+    """`{"operation": name, "parameters": {...}}`; `{"name", "params"}` and `{"action_type"}`
+    spellings are accepted and mapped to the same envelope."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    operation: str = Field(min_length=1, max_length=64, description="Operation name or alias.")
+    parameters: dict[str, Any] = Field(default_factory=dict, description="Operation parameters.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_spellings(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        names = [k for k in _NAME_KEYS if k in data]
+        params = [k for k in _PARAM_KEYS if k in data]
+        if len(names) > 1 or len(params) > 1:
+            raise ValueError("give the operation and its parameters once each")
+        rest = {k: v for k, v in data.items() if k not in _NAME_KEYS + _PARAM_KEYS}
+        out: dict[str, Any] = dict(rest)
+        if names:
+            out["operation"] = data[names[0]]
+        if params:
+            out["parameters"] = {} if data[params[0]] is None else data[params[0]]
+        return out
+
+
+class DatasetInfo(BaseModel):
+    total_rows: int
+    total_columns: int
+    has_duplicates: bool
+    has_missing: bool
+
+
+class Observation(BaseModel):
+    episode_id: str
+    task_id: str
+    step: int
+    steps_remaining: int
+    dataset_info: DatasetInfo
+    columns: list[str]
+    shape: list[int]
+    missing_values: dict[str, int]
+    dtypes: dict[str, str]
+    duplicate_count: int
+    sample_rows: list[dict[str, Any]]
+    available_operations: list[str]
+    task_description: str
+    message: str = ""
+
+
+class Reward(BaseModel):
+    """Every field is clamped to [0.0001, 0.9999] and rounded to 4 places."""
+
+    total: float
+    duplicate_score: float
+    missing_score: float
+    dtype_score: float
+    outlier_score: float
+    schema_score: float
+    penalty: float
+
+
+class StepResult(BaseModel):
+    observation: Observation
+    reward: Reward
+    done: bool
+    info: dict[str, Any] = Field(default_factory=dict)
+
+
+class HistoryEntry(BaseModel):
+    step: int
+    operation: str
+    parameters: dict[str, Any]
+    message: str
+
+
+class EpisodeState(BaseModel):
+    episode_id: str
+    task_id: str
+    seed: int | None
+    step_count: int
+    max_steps: int
+    steps_remaining: int
+    done: bool
+    shape: list[int]
+    reward: Reward
+    history: list[HistoryEntry]
+
+
+class TaskInfo(BaseModel):
+    task_id: str
+    family: str
+    difficulty: str
+    description: str
+    max_steps: int
+    operations: list[str]
+    scoring: dict[str, float]

@@ -1,0 +1,29 @@
+"""Runtime settings, read once from the environment (prefix `DCE_`), with documented defaults."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="DCE_")
+
+    host: str = "0.0.0.0"
+    port: int = 7860
+    datasets_dir: Path = PROJECT_ROOT / "datasets"
+    # Episodes created by a reset are kept this long after their last use.
+    episode_ttl_seconds: float = 3600.0
+    # At most this many client-created episodes at once; past it, reset answers 503.
+    max_episodes: int = 1024
+    # Request bodies above this many bytes are refused with 413.
+    max_body_bytes: int = 1_000_000
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

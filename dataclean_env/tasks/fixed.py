@@ -1,0 +1,102 @@
+"""The fixed task family: dirty/gold CSV pairs under datasets/, described by task_metadata.json.
+
+Each pair is read and graded once at start-up and kept in memory; a reset only copies the
+dirty table (shuffling its rows when a seed is given, which the key-aligned grader ignores).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dataclean_env.grading import Grader, build_facts
+from dataclean_env.operations import canonical_name
+from dataclean_env.tasks.registry import Task, TaskSpec
+
+METADATA_FILE = "task_metadata.json"
+
+
+def read_table(path: Path, text_columns: list[str] | None = None) -> pd.DataFrame:
+    """A CSV as the episode sees it: `text_columns` are kept as text, as an export would."""
+    return pd.read_csv(path, dtype={c: "str" for c in text_columns or []})
+
+
+def cast_to_schema(table: pd.DataFrame, schema: dict[str, str]) -> pd.DataFrame:
+    """Gold read from CSV, with the column types the target schema declares."""
+    result = table.copy()
+    for column, kind in schema.items():
+        if kind == "int":
+            result[column] = result[column].astype("int64")
+        elif kind == "float":
+            result[column] = result[column].astype("float64")
+        elif kind == "bool":
+            result[column] = result[column].astype(bool)
+        elif kind == "datetime":
+            result[column] = pd.to_datetime(result[column], format="ISO8601")
+        else:
+            result[column] = result[column].astype("str")
+    return result
+
+
+@dataclass(frozen=True)
+class FixedTask:
+    spec: TaskSpec
+    dirty: pd.DataFrame
+    grader: Grader
+    plan: tuple[dict[str, Any], ...]
+
+
+def load_metadata(datasets_dir: Path) -> list[dict[str, Any]]:
+    with open(datasets_dir / METADATA_FILE, encoding="utf-8") as handle:
+        return json.load(handle)["tasks"]
+
+
+def load_fixed_task(datasets_dir: Path, entry: dict[str, Any]) -> FixedTask:
+    folder = datasets_dir / entry["folder"]
+    schema = entry["target_schema"]
+    dirty = read_table(folder / "dirty.csv", entry.get("text_columns"))
+    gold = cast_to_schema(read_table(folder / "gold.csv"), schema)
+    if list(gold.columns) != list(schema):
+        raise ValueError(f"{folder}/gold.csv columns {list(gold.columns)} != target schema")
+    operations = tuple(entry["operations_allowed"])
+    for name in operations:
+        canonical_name(name)  # fails loudly on a typo in the metadata
+    spec = TaskSpec(
+        task_id=entry["task_id"],
+        family="fixed",
+        difficulty=entry["difficulty"],
+        description=entry["description"],
+        max_steps=int(entry["max_steps"]),
+        operations=operations,
+        scoring=entry["scoring"],
+        target_schema=schema,
+    )
+    facts = build_facts(dirty, gold, entry["key_column"], entry.get("header_map"))
+    grader = Grader.for_task(facts, spec.scoring, dirty)
+    return FixedTask(spec, dirty, grader, tuple(entry.get("optimal_plan", ())))
+
+
+class FixedFamily:
+    name = "fixed"
+
+    def __init__(self, datasets_dir: Path):
+        self.tasks = {
+            entry["task_id"]: load_fixed_task(datasets_dir, entry)
+            for entry in load_metadata(datasets_dir)
+        }
+
+    def specs(self) -> list[TaskSpec]:
+        return [task.spec for task in self.tasks.values()]
+
+    def make(self, task_id: str, seed: int | None) -> Task:
+        fixed = self.tasks[task_id]
+        dirty = fixed.dirty.copy()
+        if seed is not None:
+            order = np.random.default_rng(seed).permutation(len(dirty))
+            dirty = dirty.iloc[order].reset_index(drop=True)
+        return Task(fixed.spec, dirty, fixed.grader, seed)

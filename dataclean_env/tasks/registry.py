@@ -1,0 +1,87 @@
+"""Tasks and the registry of task families.
+
+A task is a dirty table, its grader (built from gold once) and a public spec. A family knows
+a set of task ids and makes a task for an id and seed; adding a family means writing one
+module that implements `TaskFamily` and registering it in `default_registry`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pandas as pd
+
+from dataclean_env.errors import UnknownTask
+from dataclean_env.grading import Grader
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    task_id: str
+    family: str
+    difficulty: str
+    description: str
+    max_steps: int
+    operations: tuple[str, ...]
+    scoring: Mapping[str, float]
+    target_schema: Mapping[str, str] = field(default_factory=dict)
+
+    def public(self) -> dict[str, Any]:
+        """What /tasks shows: never gold values or grader internals beyond the weights."""
+        return {
+            "task_id": self.task_id,
+            "family": self.family,
+            "difficulty": self.difficulty,
+            "description": self.description,
+            "max_steps": self.max_steps,
+            "operations": list(self.operations),
+            "scoring": dict(self.scoring),
+        }
+
+
+@dataclass(frozen=True)
+class Task:
+    spec: TaskSpec
+    dirty: pd.DataFrame
+    grader: Grader
+    seed: int | None = None
+
+
+class TaskFamily(Protocol):
+    name: str
+
+    def specs(self) -> Iterable[TaskSpec]: ...
+
+    def make(self, task_id: str, seed: int | None) -> Task: ...
+
+
+class TaskRegistry:
+    def __init__(self, families: Iterable[TaskFamily]):
+        self._families: dict[str, TaskFamily] = {}
+        self._specs: dict[str, TaskSpec] = {}
+        for family in families:
+            for spec in family.specs():
+                if spec.task_id in self._specs:
+                    raise ValueError(f"task id {spec.task_id!r} defined twice")
+                self._families[spec.task_id] = family
+                self._specs[spec.task_id] = spec
+
+    def task_ids(self) -> list[str]:
+        return list(self._specs)
+
+    def specs(self) -> list[TaskSpec]:
+        return list(self._specs.values())
+
+    def spec(self, task_id: str) -> TaskSpec:
+        try:
+            return self._specs[task_id]
+        except KeyError:
+            raise UnknownTask(
+                f"unknown task {task_id!r}; known tasks: {', '.join(self._specs)}"
+            ) from None
+
+    def make(self, task_id: str, seed: int | None = None) -> Task:
+        self.spec(task_id)
+        return self._families[task_id].make(task_id, seed)
