@@ -8,12 +8,23 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 KINDS = ("int", "float", "bool", "datetime", "str")
+
+
+class _Missing:
+    """One marker for NaN, None and NaT in snapshots, so missing cells compare equal."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()
 
 # "$1,234.50", "€ 99", "1,000" -> plain numbers. Commas count only as thousands separators.
 _CURRENCY = re.compile(r"^\s*[$€£]\s*|\s*[$€£]\s*$")
@@ -25,6 +36,7 @@ _FALSE = {"false", "no", "n", "f", "0"}
 NUMBER_TOLERANCE = 0.005
 
 
+@lru_cache(maxsize=256)
 def kind_of(dtype: Any) -> str:
     """The coarse kind of a pandas dtype: int, float, bool, datetime or str."""
     if pd.api.types.is_bool_dtype(dtype):
@@ -71,17 +83,27 @@ def parse_number(value: Any) -> float | None:
     return number
 
 
-def numbers_of(series: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """(float values, mask of present cells that are not numbers) for a column."""
-    present = series.notna()
-    if kind_of(series.dtype) in ("int", "float"):
-        return series.astype("float64"), pd.Series(False, index=series.index)
-    if kind_of(series.dtype) in ("bool", "datetime"):
-        return pd.Series(np.nan, index=series.index), present
-    parsed = [parse_number(v) if ok else None for v, ok in zip(series, present, strict=True)]
-    values = pd.Series([np.nan if p is None else p for p in parsed], index=series.index)
-    bad = present & values.isna()
-    return values.astype("float64"), bad
+def numbers_in(
+    values: list[Any], kind: str, stop_at_bad: bool = False
+) -> tuple[np.ndarray, list[Any]]:
+    """(float array with NaN for missing cells, present values that are not numbers) of a
+    column given as a snapshot list (missing cells are `snapshot.MISSING`) and its kind.
+    With `stop_at_bad`, stops at the first value that is not a number."""
+    if kind in ("int", "float"):
+        return np.array([np.nan if v is MISSING else v for v in values], dtype=float), []
+    numbers = np.full(len(values), np.nan)
+    bad = []
+    for i, value in enumerate(values):
+        if value is MISSING:
+            continue
+        number = parse_number(value) if kind != "bool" else None
+        if number is None:
+            bad.append(value)
+            if stop_at_bad:
+                break
+        else:
+            numbers[i] = number
+    return numbers, bad
 
 
 def parse_bool(value: Any) -> bool | None:

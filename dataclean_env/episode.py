@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from dataclean_env.canonical import MISSING
 from dataclean_env.errors import EnvError, EpisodeFinished, OperationFailed, OperationNotAllowed
 from dataclean_env.grading import ActionRecord
 from dataclean_env.observation import table_summary
@@ -26,7 +27,7 @@ from dataclean_env.schemas import (
     Reward,
     StepResult,
 )
-from dataclean_env.snapshot import MISSING, Snapshot
+from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import Task
 
 log = logging.getLogger(__name__)

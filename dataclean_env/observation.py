@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dataclean_env.canonical import json_cell
+from dataclean_env.canonical import MISSING, json_cell
 from dataclean_env.schemas import DatasetInfo
-from dataclean_env.snapshot import MISSING, Snapshot
+from dataclean_env.snapshot import Snapshot
 
 SAMPLE_ROWS = 5
 

@@ -12,17 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.canonical import dtype_name, kind_of
-
-
-class _Missing:
-    """One marker for NaN, None and NaT, so missing cells compare equal in row tuples."""
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING = _Missing()
+from dataclean_env.canonical import MISSING, dtype_name, kind_of
 
 
 def _normalise(values: list[Any]) -> list[Any]:

@@ -470,7 +470,8 @@ def check_outliers(entry: dict[str, Any], clean: pd.DataFrame, table: pd.DataFra
     column = step["parameters"]["column"]
     upto = entry["optimal_plan"].index(step)
     before = run_plan(table, entry["optimal_plan"][:upto])
-    flagged = sorted(before[outlier_mask(before[column], "iqr", 1.5)][entry["key_column"]])
+    mask = outlier_mask(before[column].to_numpy(dtype=float), "iqr", 1.5)
+    flagged = sorted(before[mask][entry["key_column"]])
     assert flagged == planted, f"{entry['task_id']}: IQR flags {flagged}, planted {planted}"
 
 

@@ -6,6 +6,7 @@ import argparse
 
 import uvicorn
 
+from dataclean_env.api.app import create_app
 from dataclean_env.settings import get_settings
 
 
@@ -15,7 +16,7 @@ def main() -> None:
     parser.add_argument("--host", default=settings.host)
     parser.add_argument("--port", type=int, default=settings.port)
     args = parser.parse_args()
-    uvicorn.run("main:app", host=args.host, port=args.port)
+    uvicorn.run(create_app(settings), host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,8 @@
-"""Shared resources of the app, reached through FastAPI dependencies."""
+"""Shared resources of the app, reached through FastAPI dependencies.
+
+They are `async` on purpose: FastAPI runs a plain `def` dependency in the thread pool, a hop
+that costs more than the lookup itself.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,13 @@ from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 
 
-def get_store(request: Request) -> EpisodeStore:
+async def get_store(request: Request) -> EpisodeStore:
     return request.app.state.store
 
 
-def get_registry(request: Request) -> TaskRegistry:
+async def get_registry(request: Request) -> TaskRegistry:
     return request.app.state.store.registry
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     return request.app.state.settings

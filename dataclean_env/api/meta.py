@@ -20,7 +20,7 @@ Registry = Annotated[TaskRegistry, Depends(get_registry)]
 
 
 @router.get("/")
-def root(request: Request, registry: Registry) -> dict[str, Any]:
+async def root(request: Request, registry: Registry) -> dict[str, Any]:
     """Service metadata: name, version, status, task ids and the endpoint list."""
     paths = request.app.openapi()["paths"]
     endpoints = [f"{method.upper()} {path}" for path, ops in paths.items() for method in ops]
@@ -35,12 +35,12 @@ def root(request: Request, registry: Registry) -> dict[str, Any]:
 
 
 @router.get("/health")
-def health(registry: Registry) -> dict[str, Any]:
+async def health(registry: Registry) -> dict[str, Any]:
     return {"status": "healthy", "tasks_loaded": len(registry.task_ids())}
 
 
 @router.get("/tasks")
-def tasks(registry: Registry) -> dict[str, Any]:
+async def tasks(registry: Registry) -> dict[str, Any]:
     """Every task: id, difficulty, description, step budget, operations and scoring weights."""
     return {"tasks": [spec.public() for spec in registry.specs()]}
 

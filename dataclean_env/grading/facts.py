@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import pandas as pd
 
-from dataclean_env.canonical import is_missing, kind_of, parse_number, snake_case
-from dataclean_env.snapshot import MISSING, Snapshot
+from dataclean_env.canonical import MISSING, is_missing, kind_of, parse_number, snake_case
+from dataclean_env.snapshot import Snapshot
 
 
+@lru_cache(maxsize=65536, typed=True)  # keys repeat on every step; values are hashable cells
 def key_text(value: Any) -> str | None:
     """Canonical row key: 1001, 1001.0 and "1001" are the same row."""
     if value is MISSING or is_missing(value):

@@ -21,3 +21,11 @@ def require_columns(table: pd.DataFrame, columns: Iterable[str]) -> list[str]:
 def sample(values: Iterable[object], limit: int = 3) -> str:
     shown = list(values)[:limit]
     return ", ".join(repr(v) for v in shown)
+
+
+def replace_columns(table: pd.DataFrame, columns: dict[str, pd.Series]) -> pd.DataFrame:
+    """A new table with `columns` replaced; the input table is not modified."""
+    result = table.copy(deep=False)
+    for name, series in columns.items():
+        result[name] = series
+    return result

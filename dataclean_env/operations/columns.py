@@ -43,6 +43,7 @@ def rename_columns(table: pd.DataFrame, params: RenameColumnsParams, ctx: OpCont
     changed = {old: new for old, new in mapping.items() if old != new}
     if not changed:
         return OpResult(table, "No column renamed.")
-    result = table.rename(columns=changed)
+    result = table.copy(deep=False)
+    result.columns = names
     listed = ", ".join(f"{old!r} -> {new!r}" for old, new in changed.items())
     return OpResult(result, f"Renamed {listed}.")

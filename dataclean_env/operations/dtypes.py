@@ -8,15 +8,16 @@ step with a message naming the offending values, and the table is left as it was
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.canonical import is_iso_date, kind_of, numbers_of, parse_bool, parse_date
+from dataclean_env.canonical import MISSING, is_iso_date, kind_of, numbers_in, parse_bool
 from dataclean_env.errors import OperationFailed
-from dataclean_env.operations._columns import require_columns, sample
+from dataclean_env.operations._columns import replace_columns, require_columns, sample
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 
 Dtype = Literal["auto", "int", "float", "str", "bool", "datetime"]
@@ -27,102 +28,140 @@ class FixDtypeParams(Params):
     column: str | None = Field(default=None, description="One column (default: every column).")
 
 
-def to_float(series: pd.Series) -> pd.Series:
-    numbers, not_numbers = numbers_of(series)
-    if not_numbers.any():
+@dataclass(frozen=True)
+class Column:
+    """One column as a converter sees it: name, snapshot values, kind, the table's index."""
+
+    name: str
+    values: list[Any]
+    kind: str
+    index: pd.Index
+
+    @property
+    def present(self) -> list[Any]:
+        return [v for v in self.values if v is not MISSING]
+
+    def series(self, data: Any, dtype: Any = None) -> pd.Series:
+        return pd.Series(data, index=self.index, dtype=dtype, name=self.name)
+
+
+# A converter returns the converted column, or None when the column already has that type.
+Converter = Callable[[Column], "pd.Series | None"]
+
+
+def _numbers(column: Column) -> np.ndarray:
+    numbers, bad = numbers_in(column.values, column.kind)
+    if bad:
         raise OperationFailed(
-            f"column {series.name!r} has values that are not numbers: "
-            f"{sample(series[not_numbers].unique())}"
+            f"column {column.name!r} has values that are not numbers: {sample(dict.fromkeys(bad))}"
         )
     return numbers
 
 
-def to_int(series: pd.Series) -> pd.Series:
-    numbers = to_float(series)
-    if numbers.isna().any():
+def to_float(column: Column) -> pd.Series | None:
+    return None if column.kind == "float" else column.series(_numbers(column), "float64")
+
+
+def to_int(column: Column) -> pd.Series | None:
+    if column.kind == "int":
+        return None
+    numbers = _numbers(column)
+    missing = int(np.isnan(numbers).sum())
+    if missing:
         raise OperationFailed(
-            f"column {series.name!r} has {int(numbers.isna().sum())} missing values; "
+            f"column {column.name!r} has {missing} missing values; "
             "fill them first or use dtype 'float'"
         )
-    fractional = np.mod(numbers.to_numpy(), 1) != 0
-    if fractional.any():
+    fractional = numbers[np.mod(numbers, 1) != 0]
+    if fractional.size:
         raise OperationFailed(
-            f"column {series.name!r} has fractional values ({sample(numbers[fractional])}); "
+            f"column {column.name!r} has fractional values ({sample(fractional.tolist())}); "
             "casting to int would lose them"
         )
-    return numbers.astype("int64")
+    return column.series(numbers.astype("int64"))
 
 
-def to_str(series: pd.Series) -> pd.Series:
-    if kind_of(series.dtype) == "str":
-        return series
-    kind = kind_of(series.dtype)
-
-    def text(value: object) -> object:
-        if pd.isna(value):
-            return np.nan
-        if kind == "datetime":
-            return str(value.date()) if value == value.normalize() else value.isoformat()
-        if kind == "bool":
-            return str(bool(value)).lower()
-        return str(value)
-
-    return pd.Series([text(v) for v in series], index=series.index, dtype=object)
+def _text(value: Any) -> Any:
+    if value is MISSING:
+        return np.nan
+    if isinstance(value, pd.Timestamp):
+        return str(value.date()) if value == value.normalize() else value.isoformat()
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value)).lower()
+    return str(value)
 
 
-def to_bool(series: pd.Series) -> pd.Series:
-    if kind_of(series.dtype) == "bool":
-        return series
-    if series.isna().any():
+def to_str(column: Column) -> pd.Series | None:
+    if column.kind == "str":
+        return None
+    return column.series([_text(v) for v in column.values], object)
+
+
+def to_bool(column: Column) -> pd.Series | None:
+    if column.kind == "bool":
+        return None
+    if len(column.present) != len(column.values):
         raise OperationFailed(
-            f"column {series.name!r} has missing values; fill them before casting to bool"
+            f"column {column.name!r} has missing values; fill them before casting to bool"
         )
-    parsed = [parse_bool(v) for v in series]
-    bad = [v for v, p in zip(series, parsed, strict=True) if p is None]
+    parsed = [parse_bool(v) for v in column.values]
+    bad = [v for v, p in zip(column.values, parsed, strict=True) if p is None]
     if bad:
         raise OperationFailed(
-            f"column {series.name!r} has values that are not booleans: {sample(bad)}"
+            f"column {column.name!r} has values that are not booleans: {sample(bad)}"
         )
-    return pd.Series(parsed, index=series.index, dtype=bool)
+    return column.series(parsed, bool)
 
 
-def to_datetime(series: pd.Series) -> pd.Series:
-    if kind_of(series.dtype) == "datetime":
-        return series
-    present = series.notna()
-    parsed = [parse_date(v) if ok else None for v, ok in zip(series, present, strict=True)]
-    bad = [v for v, p, ok in zip(series, parsed, present, strict=True) if ok and p is None]
-    if bad:
-        raise OperationFailed(
-            f"column {series.name!r} has values that are not ISO dates (YYYY-MM-DD): {sample(bad)}"
-        )
-    return pd.Series(
-        pd.to_datetime([p if p is not None else pd.NaT for p in parsed]), index=series.index
+def to_datetime(column: Column) -> pd.Series | None:
+    if column.kind == "datetime":
+        return None
+    bad = [v for v in column.present if not is_iso_date(v)]
+    texts = ["NaT" if v is MISSING else str(v).strip() for v in column.values]
+    if not bad:
+        try:
+            return column.series(np.array(texts, dtype="datetime64[ns]"))
+        except ValueError:  # well-formed but impossible, like 2024-02-30
+            bad = [v for v in column.present if _impossible_date(v)]
+    raise OperationFailed(
+        f"column {column.name!r} has values that are not ISO dates (YYYY-MM-DD): {sample(bad)}"
     )
 
 
-def infer(series: pd.Series) -> pd.Series:
+def _impossible_date(value: Any) -> bool:
+    try:
+        np.datetime64(str(value).strip())
+    except ValueError:
+        return True
+    return False
+
+
+def infer(column: Column) -> pd.Series | None:
     """The most specific type every present value fits: int, float, bool, datetime or as is."""
-    kind = kind_of(series.dtype)
-    if kind in ("int", "bool", "datetime"):
-        return series
-    present = series.dropna()
-    if present.empty:
-        return series
-    numbers, not_numbers = numbers_of(series)
-    if not not_numbers.any():
-        whole = numbers.notna().all() and bool(np.all(np.mod(numbers.to_numpy(), 1) == 0))
-        return numbers.astype("int64") if whole else numbers
-    if not series.isna().any() and all(
+    if column.kind in ("int", "bool", "datetime"):
+        return None
+    present = column.present
+    if not present:
+        return None
+    numbers, bad = numbers_in(column.values, column.kind, stop_at_bad=True)
+    if not bad:
+        whole = len(present) == len(column.values) and bool(np.all(np.mod(numbers, 1) == 0))
+        if whole:
+            return column.series(numbers.astype("int64"))
+        return None if column.kind == "float" else column.series(numbers, "float64")
+    if len(present) == len(column.values) and all(
         isinstance(v, str) and v.strip().lower() in ("true", "false") for v in present
     ):
-        return to_bool(series)
+        return to_bool(column)
     if all(is_iso_date(v) for v in present):
-        return to_datetime(series)
-    return series
+        try:
+            return to_datetime(column)
+        except OperationFailed:
+            return None
+    return None
 
 
-CONVERTERS: dict[str, Callable[[pd.Series], pd.Series]] = {
+CONVERTERS: dict[str, Converter] = {
     "auto": infer,
     "int": to_int,
     "float": to_float,
@@ -142,18 +181,19 @@ CONVERTERS: dict[str, Callable[[pd.Series], pd.Series]] = {
     ),
 )
 def fix_dtype(table: pd.DataFrame, params: FixDtypeParams, ctx: OpContext) -> OpResult:
-    columns = require_columns(table, [params.column]) if params.column else list(table.columns)
+    names = require_columns(table, [params.column]) if params.column else list(table.columns)
+    snapshot = ctx.snapshot_of(table)
     convert = CONVERTERS[params.dtype]
-    result = table.copy()
-    changes = []
-    for column in columns:
-        before = table[column]
-        after = convert(before)
-        if kind_of(after.dtype) != kind_of(before.dtype):
-            result[column] = after
-            changes.append(f"{column}: {kind_of(before.dtype)} -> {kind_of(after.dtype)}")
-        elif after is not before:
-            result[column] = after
-    if not changes:
-        return OpResult(result, f"No column changed type ({params.dtype}).")
-    return OpResult(result, "Converted " + ", ".join(changes) + ".")
+    changed: dict[str, pd.Series] = {}
+    for name in names:
+        column = Column(name, snapshot.values[name], snapshot.kinds[name], table.index)
+        converted = convert(column)
+        if converted is not None:
+            changed[name] = converted
+    if not changed:
+        return OpResult(table, f"No column changed type ({params.dtype}).")
+    result = replace_columns(table, changed)
+    listed = ", ".join(
+        f"{n}: {snapshot.kinds[n]} -> {kind_of(s.dtype)}" for n, s in changed.items()
+    )
+    return OpResult(result, f"Converted {listed}.")

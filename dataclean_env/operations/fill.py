@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from dataclean_env.canonical import kind_of, numbers_of, parse_date
+from dataclean_env.canonical import MISSING, numbers_in, parse_date
 from dataclean_env.errors import InvalidParameters, OperationFailed
-from dataclean_env.operations._columns import require_columns, sample
+from dataclean_env.operations._columns import replace_columns, require_columns, sample
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
+from dataclean_env.snapshot import Snapshot
 
 Strategy = Literal["mean", "median", "mode", "ffill", "bfill", "constant"]
 STRATEGIES: tuple[str, ...] = Strategy.__args__
@@ -56,100 +57,107 @@ class FillMissingParams(Params):
     ),
 )
 def fill_missing(table: pd.DataFrame, params: FillMissingParams, ctx: OpContext) -> OpResult:
+    snapshot = ctx.snapshot_of(table)
+    missing = snapshot.missing_counts()
     if params.column is not None:
         require_columns(table, [params.column])
-        targets = [params.column] if table[params.column].isna().any() else []
-        if not targets:
+        if not missing[params.column]:
             return OpResult(
                 table, f"Column {params.column!r} has no missing values; nothing filled."
             )
+        targets = [params.column]
     else:
-        targets = [c for c in table.columns if table[c].isna().any()]
+        targets = [c for c in snapshot.columns if missing[c]]
 
-    result = table.copy()
+    changed: dict[str, pd.Series] = {}
     filled, skipped = [], []
     for column in targets:
-        series = table[column]
         try:
-            new = _fill(series, params)
+            new = _fill(table[column], snapshot, params)
         except OperationFailed:
             if params.column is not None:
                 raise
             skipped.append(column)
             continue
-        count = int(series.isna().sum() - new.isna().sum())
+        count = missing[column] - int(new.isna().sum())
         if count:
-            result[column] = new
+            changed[column] = new
             filled.append(f"{column} ({count})")
-    if not filled:
+    if not changed:
         message = f"No missing values filled with {params.strategy}."
         return OpResult(table, message + _skipped(skipped))
     message = f"Filled with {params.strategy}: {', '.join(filled)}." + _skipped(skipped)
-    return OpResult(result, message)
+    return OpResult(replace_columns(table, changed), message)
 
 
 def _skipped(columns: list[str]) -> str:
     return f" Skipped (strategy does not apply): {', '.join(columns)}." if columns else ""
 
 
-def _fill(series: pd.Series, params: FillMissingParams) -> pd.Series:
+def _fill(series: pd.Series, snapshot: Snapshot, params: FillMissingParams) -> pd.Series:
     strategy = params.strategy
     if strategy == "ffill":
         return series.ffill()
     if strategy == "bfill":
         return series.bfill()
+    kind = snapshot.kinds[series.name]
     if strategy == "constant":
-        return series.fillna(_constant_for(series, params.value))
+        return series.fillna(_constant_for(series.name, kind, params.value))
+    values = snapshot.values[series.name]
     if strategy == "mode":
-        present = series.dropna()
-        if present.empty:
-            raise OperationFailed(f"column {series.name!r} has no values to take a mode from")
-        # pandas sorts the modes, so ties resolve to the smallest value, whatever the row order.
-        return series.fillna(present.mode().iloc[0])
-    return series.fillna(_average_for(series, strategy))
+        return series.fillna(_mode(series.name, values))
+    return series.fillna(_average(series.name, values, kind, strategy))
 
 
-def _average_for(series: pd.Series, strategy: str) -> object:
-    numbers, not_numbers = numbers_of(series)
-    if not_numbers.any():
+def _mode(name: str, values: list) -> object:
+    counts: dict[object, int] = {}
+    for value in values:
+        if value is not MISSING:
+            counts[value] = counts.get(value, 0) + 1
+    if not counts:
+        raise OperationFailed(f"column {name!r} has no values to take a mode from")
+    top = max(counts.values())
+    # Ties resolve to the smallest value, whatever the row order.
+    return min((v for v, n in counts.items() if n == top), key=lambda v: (type(v).__name__, v))
+
+
+def _average(name: str, values: list, kind: str, strategy: str) -> object:
+    numbers, bad = numbers_in(values, kind)
+    if bad:
         raise OperationFailed(
-            f"{strategy} needs a numeric column; {series.name!r} holds "
-            f"{sample(series[not_numbers].unique())}"
+            f"{strategy} needs a numeric column; {name!r} holds {sample(dict.fromkeys(bad))}"
         )
-    present = numbers.dropna().to_numpy()
+    present = numbers[~np.isnan(numbers)]
     if present.size == 0:
-        raise OperationFailed(f"column {series.name!r} has no values to average")
+        raise OperationFailed(f"column {name!r} has no values to average")
     # fsum is exact, so the mean does not depend on the order of the rows.
     mean = strategy == "mean"
     value = math.fsum(present) / present.size if mean else float(np.median(present))
     whole = bool(np.all(np.mod(present, 1) == 0))
     value = round(value) if whole else round(value, 2)
-    if kind_of(series.dtype) in ("int", "float"):
+    if kind in ("int", "float"):
         return value
     # A number stored as text is filled with text; fix_dtype turns the column into numbers.
     return str(int(value)) if whole else f"{value:.2f}"
 
 
-def _constant_for(series: pd.Series, value: str | int | float | bool) -> object:
-    kind = kind_of(series.dtype)
+def _constant_for(name: str, kind: str, value: str | int | float | bool) -> object:
     is_number = isinstance(value, int | float) and not isinstance(value, bool)
     if kind in ("int", "float"):
         if not is_number:
             raise InvalidParameters(
-                f"column {series.name!r} is numeric; the constant must be a number, not {value!r}"
+                f"column {name!r} is numeric; the constant must be a number, not {value!r}"
             )
         return value
     if kind == "bool":
         if not isinstance(value, bool):
-            raise InvalidParameters(
-                f"column {series.name!r} is boolean; the constant must be true/false"
-            )
+            raise InvalidParameters(f"column {name!r} is boolean; the constant must be true/false")
         return value
     if kind == "datetime":
         stamp = parse_date(value) if isinstance(value, str) else None
         if stamp is None:
             raise InvalidParameters(
-                f"column {series.name!r} holds dates; the constant must be an ISO date like 2024-01-31"
+                f"column {name!r} holds dates; the constant must be an ISO date like 2024-01-31"
             )
         return stamp
     if isinstance(value, bool):

@@ -1,18 +1,20 @@
 """remove_outliers: drop rows whose value in a numeric column is far from the rest.
 
-iqr: outside [Q1 - k*IQR, Q3 + k*IQR] with k = threshold (default 1.5).
-zscore: |x - mean| / std > threshold (default 3.0), population std.
-Missing cells are never outliers. Numbers stored as text must be converted first.
+iqr: outside [Q1 - k*IQR, Q3 + k*IQR] with k = threshold (default 1.5), quartiles by linear
+interpolation (pandas' and numpy's default). zscore: |x - mean| / std > threshold (default
+3.0), population std. Missing cells are never outliers. Numbers stored as text must be
+converted first.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.canonical import kind_of
+from dataclean_env.canonical import numbers_in
 from dataclean_env.errors import OperationFailed
 from dataclean_env.operations._columns import require_columns
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
@@ -30,18 +32,20 @@ class RemoveOutliersParams(Params):
     )
 
 
-def outlier_mask(values: pd.Series, method: str, threshold: float) -> pd.Series:
-    present = values.dropna()
-    if present.empty:
-        return pd.Series(False, index=values.index)
-    if method == "iqr":
-        q1, q3 = present.quantile(0.25), present.quantile(0.75)
-        spread = q3 - q1
-        return (values < q1 - threshold * spread) | (values > q3 + threshold * spread)
-    std = present.std(ddof=0)
-    if std == 0:
-        return pd.Series(False, index=values.index)
-    return ((values - present.mean()).abs() / std) > threshold
+def outlier_mask(values: np.ndarray, method: str, threshold: float) -> np.ndarray:
+    """True where a value is an outlier; NaN (missing) never is."""
+    present = values[~np.isnan(values)]
+    if present.size == 0:
+        return np.zeros(values.shape, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        if method == "iqr":
+            q1, q3 = np.percentile(present, [25, 75])
+            spread = q3 - q1
+            return (values < q1 - threshold * spread) | (values > q3 + threshold * spread)
+        std = present.std()
+        if std == 0:
+            return np.zeros(values.shape, dtype=bool)
+        return np.abs(values - present.mean()) / std > threshold
 
 
 @operation(
@@ -51,23 +55,28 @@ def outlier_mask(values: pd.Series, method: str, threshold: float) -> pd.Series:
     description="Drop rows with an outlier in a numeric column (iqr or zscore).",
 )
 def remove_outliers(table: pd.DataFrame, params: RemoveOutliersParams, ctx: OpContext) -> OpResult:
+    snapshot = ctx.snapshot_of(table)
     if params.column:
         columns = require_columns(table, [params.column])
-        if kind_of(table[params.column].dtype) not in ("int", "float"):
+        if snapshot.kinds[params.column] not in ("int", "float"):
             raise OperationFailed(
-                f"column {params.column!r} is not numeric ({kind_of(table[params.column].dtype)}); "
+                f"column {params.column!r} is not numeric ({snapshot.kinds[params.column]}); "
                 "convert it with fix_dtype first"
             )
     else:
-        columns = [c for c in table.columns if kind_of(table[c].dtype) in ("int", "float")]
+        columns = [c for c in snapshot.columns if snapshot.kinds[c] in ("int", "float")]
     threshold = params.threshold or DEFAULT_THRESHOLD[params.method]
-    drop = pd.Series(False, index=table.index)
+    drop = np.zeros(snapshot.n_rows, dtype=bool)
     for column in columns:
-        drop |= outlier_mask(table[column].astype("float64"), params.method, threshold)
-    result = table[~drop].reset_index(drop=True)
+        numbers, _ = numbers_in(snapshot.values[column], snapshot.kinds[column])
+        drop |= outlier_mask(numbers, params.method, threshold)
+    removed = int(drop.sum())
     where = params.column or "numeric columns"
+    if not removed:
+        return OpResult(table, f"No outliers found by {params.method} on {where}.")
+    result = table.take(np.flatnonzero(~drop)).reset_index(drop=True)
     return OpResult(
         result,
-        f"Removed {int(drop.sum())} outlier rows by {params.method} on {where} "
+        f"Removed {removed} outlier rows by {params.method} on {where} "
         f"({len(table)} -> {len(result)}).",
     )

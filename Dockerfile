@@ -1,0 +1,27 @@
+# Data Cleaning OpenEnv: a Hugging Face Docker Space serving the environment on port 7860.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    UV_COMPILE_BYTECODE=1 \
+    UV_LINK_MODE=copy
+
+RUN pip install --no-cache-dir uv==0.13.9 \
+    && useradd --create-home --uid 1000 app \
+    && mkdir /app && chown app:app /app
+
+USER app
+WORKDIR /app
+
+# Dependencies first, so code changes do not reinstall them.
+COPY --chown=app:app pyproject.toml uv.lock README.md ./
+RUN uv sync --frozen --no-dev --no-install-project
+
+COPY --chown=app:app . .
+RUN uv sync --frozen --no-dev
+
+EXPOSE 7860
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+    CMD ["/app/.venv/bin/python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:7860/health', timeout=4)"]
+
+CMD ["/app/.venv/bin/server", "--host", "0.0.0.0", "--port", "7860"]

@@ -1,0 +1,127 @@
+"""The built-in heuristic agent: a policy that reads the observation, not the task id.
+
+It walks the canonical pipeline (duplicates, headers, missing values, types, outliers,
+schema check, finish) and decides each stage from what the observation shows and what the
+task description asks for (which fill statistic, which column holds outliers, target names).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from dataclean_env.canonical import snake_case
+
+_KINDS = "int|float|str|datetime|bool"
+_TARGET = re.compile(rf"\b([a-z][a-z0-9_]*) (?:{_KINDS})\b")
+_SCHEMA_LIST = re.compile(r"target schema ([a-z0-9_, ]+)")
+_STAT = re.compile(r"\b(mean|median|mode)\b")
+
+
+def target_columns(description: str) -> list[str]:
+    """Column names the description gives as the target ('age int, ...' or 'schema a, b')."""
+    typed = _TARGET.findall(description)
+    if typed:
+        return typed
+    listed = _SCHEMA_LIST.search(description)
+    return [n.strip() for n in listed.group(1).split(",") if n.strip()] if listed else []
+
+
+def fill_statistic(description: str, column: str, numeric: bool) -> str:
+    """The statistic the description names for this column, else mean/mode by type."""
+    text = description.lower()
+    for sentence in re.split(r"[.;](?:\s|$)", text):
+        if column.lower() in sentence or column.replace("_", " ") in sentence:
+            found = _STAT.findall(sentence)
+            if found:
+                return found[-1] if len(found) == 1 else _closest_stat(sentence, column)
+    return "mean" if numeric else "mode"
+
+
+def _closest_stat(sentence: str, column: str) -> str:
+    at = sentence.find(column.lower())
+    stats = [(abs(m.start() - at), m.group(1)) for m in _STAT.finditer(sentence) if m.start() > at]
+    return min(stats)[1] if stats else _STAT.findall(sentence)[0]
+
+
+class HeuristicAgent:
+    name = "heuristic-baseline"
+
+    def __init__(self) -> None:
+        self.done_stages: set[str] = set()
+
+    def act(self, observation: dict[str, Any]) -> dict[str, Any]:
+        ops = set(observation["available_operations"])
+        description = observation["task_description"]
+        columns = observation["columns"]
+        missing = {c: n for c, n in observation["missing_values"].items() if n}
+        targets = target_columns(description)
+
+        if observation["duplicate_count"] and "remove_duplicates" in ops:
+            return self._once("dedup", "remove_duplicates", {})
+        if "rename_columns" in ops and "rename" not in self.done_stages:
+            mapping = _rename_mapping(columns, targets)
+            if mapping:
+                return self._once("rename", "rename_columns", {"mapping": mapping})
+        if missing and "fill_missing" in ops:
+            column = next(iter(missing))
+            numeric = observation["dtypes"][column] in ("int64", "float64") or _looks_numeric(
+                observation["sample_rows"], column
+            )
+            strategy = fill_statistic(description, column, numeric)
+            self.done_stages.add("fill")
+            return {
+                "operation": "fill_missing",
+                "parameters": {"strategy": strategy, "column": column},
+            }
+        if "fix_dtype" in ops and "dtype" not in self.done_stages:
+            return self._once("dtype", "fix_dtype", {"dtype": "auto"})
+        if (
+            "remove_outliers" in ops
+            and "outliers" not in self.done_stages
+            and "outlier" in description
+        ):
+            column = _outlier_column(description, columns, observation["dtypes"])
+            if column:
+                return self._once(
+                    "outliers", "remove_outliers", {"method": "iqr", "column": column}
+                )
+        if "validate_schema" in ops and "validate" not in self.done_stages:
+            return self._once("validate", "validate_schema", {})
+        return {"operation": "finish", "parameters": {}}
+
+    def _once(self, stage: str, operation: str, parameters: dict[str, Any]) -> dict[str, Any]:
+        self.done_stages.add(stage)
+        return {"operation": operation, "parameters": parameters}
+
+
+def _rename_mapping(columns: list[str], targets: list[str]) -> dict[str, str]:
+    """Current header -> target name, by snake_case and then by closest spelling."""
+    mapping = {}
+    free = [t for t in targets if t not in columns]
+    for column in columns:
+        if column in targets:
+            continue
+        guess = snake_case(column)
+        if guess not in free and free:
+            close = difflib.get_close_matches(guess, free, n=1, cutoff=0.5)
+            guess = close[0] if close else guess
+        if guess != column and guess not in columns and guess not in mapping.values():
+            mapping[column] = guess
+        if guess in free:
+            free.remove(guess)
+    return mapping
+
+
+def _looks_numeric(rows: list[dict[str, Any]], column: str) -> bool:
+    values = [r.get(column) for r in rows if r.get(column) not in (None, "NULL")]
+    cleaned = [str(v).replace("$", "").replace(",", "").strip() for v in values]
+    return bool(cleaned) and all(re.fullmatch(r"-?\d+(\.\d+)?", v) for v in cleaned)
+
+
+def _outlier_column(description: str, columns: list[str], dtypes: dict[str, str]) -> str | None:
+    numeric = [c for c in columns if dtypes.get(c) in ("int64", "float64")]
+    text = description.lower()
+    named = [c for c in numeric if re.search(rf"\b{c} outliers\b", text)]
+    return named[0] if named else None

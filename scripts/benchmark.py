@@ -1,0 +1,214 @@
+"""Speed and memory of the environment; writes docs/BENCHMARKS.md.
+
+    uv run python scripts/benchmark.py                         # engine, HTTP, memory
+    uv run python scripts/benchmark.py --baseline-url http://127.0.0.1:7861
+        # also drive another server that speaks the original per-task API (for example the
+        # original CleanifyAI server started by hand) with the same loop, and compare
+
+Engine time is the time inside `Episode.step` (operation, snapshot, grading, observation).
+HTTP rate is whole optimal-plan episodes (reset + steps) against a real uvicorn on
+127.0.0.1, sequential and with concurrent clients, counting steps per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from dataclean_env.episode import Episode  # noqa: E402
+from dataclean_env.schemas import Action  # noqa: E402
+from dataclean_env.settings import Settings  # noqa: E402
+from dataclean_env.tasks import default_registry  # noqa: E402
+from dataclean_env.tasks.fixed import load_metadata  # noqa: E402
+
+PLANS = {e["task_id"]: e["optimal_plan"] for e in load_metadata(Settings().datasets_dir)}
+
+
+def engine(repeats: int) -> dict[str, dict[str, float]]:
+    registry = default_registry()
+    results = {}
+    for task_id, plan in PLANS.items():
+        actions = [Action(**a) for a in plan]
+        step_times, reset_times = [], []
+        for i in range(repeats + 3):
+            start = time.perf_counter()
+            episode = Episode(f"bench-{i}", registry.make(task_id, None))
+            reset_time = time.perf_counter() - start
+            times = []
+            for action in actions:
+                start = time.perf_counter()
+                episode.step(action)
+                times.append(time.perf_counter() - start)
+            if i >= 3:  # warm-up
+                step_times.extend(times)
+                reset_times.append(reset_time)
+        results[task_id] = {
+            "steps": len(step_times),
+            "median_us": statistics.median(step_times) * 1e6,
+            "mean_us": statistics.fmean(step_times) * 1e6,
+            "p95_us": statistics.quantiles(step_times, n=20)[18] * 1e6,
+            "reset_us": statistics.median(reset_times) * 1e6,
+        }
+    return results
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server() -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "main:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("server did not start")
+
+
+def drive(url: str, episodes: int, clients: int, with_ids: bool) -> float:
+    """Steps per second over `episodes` optimal-plan episodes per client."""
+    counts = [0] * clients
+
+    def client(index: int) -> None:
+        with httpx.Client(base_url=url, timeout=30) as http:
+            for n in range(episodes):
+                for task_id, plan in PLANS.items():
+                    body = {"episode_id": f"bench-{index}-{n}-{task_id}"} if with_ids else {}
+                    http.post(f"/reset/{task_id}", json=body).raise_for_status()
+                    for action in plan:
+                        payload = {**action, **body}
+                        http.post(f"/step/{task_id}", json=payload).raise_for_status()
+                        counts[index] += 1
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(counts) / (time.perf_counter() - start)
+
+
+def memory_per_episode(count: int) -> float:
+    registry = default_registry()
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    held = []
+    for i in range(count):
+        task_id = list(PLANS)[i % len(PLANS)]
+        held.append(Episode(f"m{i}", registry.make(task_id, i)))
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return (after - before) / count
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeats", type=int, default=50)
+    parser.add_argument("--episodes", type=int, default=10)
+    parser.add_argument("--baseline-url", help="another server with the original per-task API")
+    parser.add_argument("--baseline-name", default="baseline server")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "BENCHMARKS.md")
+    args = parser.parse_args()
+
+    engine_results = engine(args.repeats)
+    process, url = start_server()
+    try:
+        sequential = drive(url, args.episodes, 1, with_ids=True)
+        concurrent = drive(url, max(1, args.episodes // 2), 8, with_ids=True)
+        legacy = drive(url, args.episodes, 1, with_ids=False)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    baseline = (
+        drive(args.baseline_url, args.episodes, 1, with_ids=False) if args.baseline_url else None
+    )
+    memory = memory_per_episode(1000)
+
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Produced by `uv run python scripts/benchmark.py{' --baseline-url ...' if baseline else ''}` "
+        f"on {time.strftime('%Y-%m-%d')}: {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}. Machines here are shared, "
+        "so read the numbers as orders of magnitude; rerun the script to compare.",
+        "",
+        "## Engine time per step (inside `Episode.step`, optimal plan, warm)",
+        "",
+        "| task | steps timed | median µs | mean µs | p95 µs | reset µs |",
+        "|---|---|---|---|---|---|",
+    ]
+    for task_id, r in engine_results.items():
+        lines.append(
+            f"| {task_id} | {r['steps']} | {r['median_us']:.0f} | {r['mean_us']:.0f} | "
+            f"{r['p95_us']:.0f} | {r['reset_us']:.0f} |"
+        )
+    lines += [
+        "",
+        "## HTTP step rate (real uvicorn on 127.0.0.1, one worker)",
+        "",
+        "| client | steps/s |",
+        "|---|---|",
+        f"| 1 client, per-episode ids | {sequential:.0f} |",
+        f"| 8 concurrent clients, per-episode ids | {concurrent:.0f} |",
+        f"| 1 client, original API (default episode per task) | {legacy:.0f} |",
+    ]
+    if baseline:
+        lines.append(f"| 1 client, {args.baseline_name}, same loop | {baseline:.0f} |")
+        lines += ["", f"Ratio to {args.baseline_name}: **{legacy / baseline:.1f}x** the step rate."]
+    lines += [
+        "",
+        "## Memory",
+        "",
+        f"Python heap per live episode (tracemalloc, 1000 episodes over the four tasks): "
+        f"**{memory / 1024:.1f} KiB**.",
+        "",
+    ]
+    args.out.write_text("\n".join(lines), encoding="utf-8")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

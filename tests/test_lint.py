@@ -1,0 +1,23 @@
+"""The code base stays ruff-clean (lint and format), checked by the same test command."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def ruff(*args: str) -> subprocess.CompletedProcess:
+    executable = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    return subprocess.run([executable, *args], cwd=ROOT, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("args", [("check", "."), ("format", "--check", ".")])
+def test_ruff_is_clean(args: tuple[str, ...]) -> None:
+    result = ruff(*args)
+    assert result.returncode == 0, result.stdout + result.stderr

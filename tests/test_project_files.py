@@ -1,0 +1,48 @@
+"""The project's promises outside the code: one source of truth for tasks, README commands,
+CI running the README's test command, and a Dockerfile that serves the app."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_openenv_yaml_lists_the_same_tasks_as_the_metadata(client) -> None:
+    manifest = yaml.safe_load((ROOT / "openenv.yaml").read_text(encoding="utf-8"))
+    metadata = json.loads((ROOT / "datasets" / "task_metadata.json").read_text(encoding="utf-8"))
+    served = client.get("/tasks").json()["tasks"]
+    from_yaml = [(t["id"], t["difficulty"], t["max_steps"]) for t in manifest["tasks"]]
+    from_metadata = [(t["task_id"], t["difficulty"], t["max_steps"]) for t in metadata["tasks"]]
+    from_server = [(t["task_id"], t["difficulty"], t["max_steps"]) for t in served]
+    assert from_yaml == from_metadata == from_server
+    assert manifest["app"] == "main:app"
+    assert manifest["port"] == 7860
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    command = "pip install uv && uv run --locked pytest"
+    assert command in README
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert [line for line in ci.splitlines() if line.startswith("pip install uv")] == [command]
+
+
+def test_readme_front_matter_is_a_docker_space() -> None:
+    front = yaml.safe_load(README.split("---")[1])
+    assert front["sdk"] == "docker"
+    assert front["app_port"] == 7860
+    assert "openenv" in front["tags"]
+
+
+def test_dockerfile_serves_the_app_on_7860_as_a_non_root_user() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    assert re.search(r"^USER app$", dockerfile, re.M)
+    assert "uv sync --frozen" in dockerfile
+    assert "EXPOSE 7860" in dockerfile
+    assert "HEALTHCHECK" in dockerfile and "/health" in dockerfile
+    assert '"/app/.venv/bin/server", "--host", "0.0.0.0", "--port", "7860"' in dockerfile
