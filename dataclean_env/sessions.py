@@ -74,15 +74,19 @@ class EpisodeStore:
         return episode
 
     def get(self, episode_id: str) -> Episode:
+        now = self.clock()
         with self._lock:
             episode = self._episodes.get(episode_id)
-            if episode is None:
+            if episode is not None and episode.last_used < now - self.ttl:
+                del self._episodes[episode_id]  # idle too long: gone, as if evicted
+                episode = None
+            elif episode is None:
                 episode = next(
                     (e for e in self._defaults.values() if e.episode_id == episode_id), None
                 )
         if episode is None:
             raise UnknownEpisode(f"no episode {episode_id!r} (it may have expired); reset first")
-        episode.last_used = self.clock()
+        episode.last_used = now
         return episode
 
     def default(self, task_id: str) -> Episode:

@@ -44,6 +44,10 @@ def _body_doc(model: type) -> dict[str, Any]:
     }
 
 
+def _first(*values: str | None) -> str | None:
+    return next((v for v in values if v is not None), None)
+
+
 def find_episode(store: EpisodeStore, task_id: str | None, episode_id: str | None) -> Episode:
     """The episode a call addresses: by id, else the default episode of the task."""
     if episode_id is not None:
@@ -70,7 +74,7 @@ async def _reset(
     store.registry.spec(task)  # 404 before any work
 
     def work() -> dict[str, Any]:
-        episode = store.reset(task, body.seed, body.episode_id or episode_id)
+        episode = store.reset(task, body.seed, _first(body.episode_id, episode_id))
         return episode.result().model_dump(mode="json")
 
     return JSONResponse(await run_in_threadpool(work))
@@ -90,7 +94,7 @@ async def _step(
         store.registry.spec(task_id or call.task_id)
 
     def work() -> dict[str, Any]:
-        episode = find_episode(store, task_id or call.task_id, call.episode_id or episode_id)
+        episode = find_episode(store, task_id or call.task_id, _first(call.episode_id, episode_id))
         with episode.lock:
             return episode.step(call.action).model_dump(mode="json")
 
@@ -114,7 +118,7 @@ async def reset(
     x_episode_id: EpisodeHeader = None,
 ) -> Any:
     """Start a new episode of `task_id` (default: the first task)."""
-    return await _reset(request, store, settings, None, episode_id or x_episode_id)
+    return await _reset(request, store, settings, None, _first(episode_id, x_episode_id))
 
 
 @router.post("/reset/{task_id}", response_model=StepResult, openapi_extra=_body_doc(ResetRequest))
@@ -127,7 +131,7 @@ async def reset_task(
     x_episode_id: EpisodeHeader = None,
 ) -> Any:
     """Start a new episode of the task in the path."""
-    return await _reset(request, store, settings, task_id, episode_id or x_episode_id)
+    return await _reset(request, store, settings, task_id, _first(episode_id, x_episode_id))
 
 
 @router.post("/step", response_model=StepResult, openapi_extra=_body_doc(StepRequest))
@@ -139,7 +143,7 @@ async def step(
     x_episode_id: EpisodeHeader = None,
 ) -> Any:
     """Apply one operation to the episode given by id, else to the task's default episode."""
-    return await _step(request, store, settings, None, episode_id or x_episode_id)
+    return await _step(request, store, settings, None, _first(episode_id, x_episode_id))
 
 
 @router.post("/step/{task_id}", response_model=StepResult, openapi_extra=_body_doc(Action))
@@ -152,7 +156,7 @@ async def step_task(
     x_episode_id: EpisodeHeader = None,
 ) -> Any:
     """Apply one operation (an action envelope, or `{"action": envelope}`)."""
-    return await _step(request, store, settings, task_id, episode_id or x_episode_id)
+    return await _step(request, store, settings, task_id, _first(episode_id, x_episode_id))
 
 
 @router.get("/state", response_model=EpisodeState)
@@ -163,7 +167,9 @@ async def state(
     x_episode_id: EpisodeHeader = None,
 ) -> Any:
     """State of the episode given by id, else of the task's default episode."""
-    return JSONResponse(await run_in_threadpool(_state, store, task_id, episode_id or x_episode_id))
+    return JSONResponse(
+        await run_in_threadpool(_state, store, task_id, _first(episode_id, x_episode_id))
+    )
 
 
 @router.get("/state/{task_id}", response_model=EpisodeState)
@@ -171,4 +177,6 @@ async def state_task(
     task_id: str, store: Store, episode_id: EpisodeQuery = None, x_episode_id: EpisodeHeader = None
 ) -> Any:
     """State of the task's default episode, or of the episode given by id."""
-    return JSONResponse(await run_in_threadpool(_state, store, task_id, episode_id or x_episode_id))
+    return JSONResponse(
+        await run_in_threadpool(_state, store, task_id, _first(episode_id, x_episode_id))
+    )

@@ -30,8 +30,10 @@ async def read_json(request: Request, max_bytes: int) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidAction(f"request body is not valid JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        # ValueError covers bad UTF-8, bad JSON and integers past Python's 4300-digit limit;
+        # RecursionError covers absurdly deep nesting.
+        raise InvalidAction(f"request body is not valid JSON: {type(exc).__name__}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -31,10 +31,14 @@ def rename_columns(table: pd.DataFrame, params: RenameColumnsParams, ctx: OpCont
     else:
         require_columns(table, params.mapping)
         mapping = {old: new.strip() for old, new in params.mapping.items()}
-    bad = [new for new in mapping.values() if not new or len(new) > MAX_NAME_LENGTH]
+    bad = [
+        new
+        for new in mapping.values()
+        if not new or len(new) > MAX_NAME_LENGTH or not new.isprintable()
+    ]
     if bad:
         raise InvalidParameters(
-            f"new column names must be 1 to {MAX_NAME_LENGTH} characters; got {bad}"
+            f"new column names must be 1 to {MAX_NAME_LENGTH} printable characters; got {bad}"
         )
     names = [mapping.get(c, c) for c in table.columns]
     clashes = sorted({n for n in names if names.count(n) > 1})
