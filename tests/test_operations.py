@@ -1066,3 +1066,12 @@ def test_operations_never_mutate_their_input(name: str, parameters: dict) -> Non
     if result.table is not table and len(result.table) and len(result.table.columns):
         result.table.iloc[0, 0] = -1
         assert table.equals(snapshot)
+
+
+def test_fix_dtype_float_refuses_ints_beyond_exact_float_range() -> None:
+    table = pd.DataFrame({"a": pd.Series([2**60 + 1, 3], dtype="int64")})
+    before = table.copy()
+    op, params = resolve("fix_dtype", {"dtype": "float", "column": "a"})
+    with pytest.raises(OperationFailed, match="too large to convert exactly"):
+        op.apply(table, params, OpContext())
+    assert table.equals(before)

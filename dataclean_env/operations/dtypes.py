@@ -49,6 +49,10 @@ class Column:
 Converter = Callable[[Column], "pd.Series | None"]
 
 
+# Beyond 2**53 a float no longer holds every whole number, so casts there would lose digits.
+EXACT_LIMIT = 2.0**53
+
+
 def _numbers(column: Column) -> np.ndarray:
     numbers, bad = numbers_in(column.values, column.kind)
     if bad:
@@ -58,8 +62,27 @@ def _numbers(column: Column) -> np.ndarray:
     return numbers
 
 
+def _refuse_inexact(column: Column, numbers: np.ndarray) -> None:
+    huge = numbers[np.abs(numbers) > EXACT_LIMIT]
+    if huge.size:
+        raise OperationFailed(
+            f"column {column.name!r} has whole numbers too large to convert exactly "
+            f"({sample(huge.tolist())}); keep it as it is or cast it to str"
+        )
+
+
+def _whole(numbers: np.ndarray) -> bool:
+    """Every value is a whole number that int64 holds exactly (NaN is not whole)."""
+    return bool(np.all(np.mod(numbers, 1) == 0) and np.all(np.abs(numbers) <= EXACT_LIMIT))
+
+
 def to_float(column: Column) -> pd.Series | None:
-    return None if column.kind == "float" else column.series(_numbers(column), "float64")
+    if column.kind == "float":
+        return None
+    numbers = _numbers(column)
+    if column.kind == "int":
+        _refuse_inexact(column, numbers)
+    return column.series(numbers, "float64")
 
 
 def to_int(column: Column) -> pd.Series | None:
@@ -72,6 +95,7 @@ def to_int(column: Column) -> pd.Series | None:
             f"column {column.name!r} has {missing} missing values; "
             "fill them first or use dtype 'float'"
         )
+    _refuse_inexact(column, numbers)
     fractional = numbers[np.mod(numbers, 1) != 0]
     if fractional.size:
         raise OperationFailed(
@@ -145,8 +169,7 @@ def infer(column: Column) -> pd.Series | None:
         return None
     numbers, bad = numbers_in(column.values, column.kind, stop_at_bad=True)
     if not bad:
-        whole = len(present) == len(column.values) and bool(np.all(np.mod(numbers, 1) == 0))
-        if whole:
+        if _whole(numbers):
             return column.series(numbers.astype("int64"))
         return None if column.kind == "float" else column.series(numbers, "float64")
     if len(present) == len(column.values) and all(
