@@ -18,7 +18,7 @@ from dataclean_env.canonical import MISSING
 from dataclean_env.errors import EnvError, EpisodeFinished, OperationFailed, OperationNotAllowed
 from dataclean_env.grading import ActionRecord
 from dataclean_env.observation import table_summary
-from dataclean_env.operations import OpContext, alias_names, canonical_name, resolve
+from dataclean_env.operations import OpContext, OpResult, alias_names, canonical_name, resolve
 from dataclean_env.schemas import (
     Action,
     EpisodeState,
@@ -77,7 +77,7 @@ class Episode:
         except Exception as exc:  # a pandas corner we did not foresee: refuse, never 500
             log.exception("operation %s failed unexpectedly", op.name)
             raise OperationFailed(f"{op.name} could not be applied: {exc}") from exc
-        snapshot = self._snapshot if result.table is self.table else _servable(result.table)
+        snapshot = self._snapshot if result.table is self.table else _servable(result)
 
         record = ActionRecord(op.name, params.model_dump(exclude_none=True), op.rank, op.repeatable)
         self.history.append(record)
@@ -96,6 +96,10 @@ class Episode:
         return Reward(**self.task.grader.reward(self._snapshot, self.history, self.spec.max_steps))
 
     # ── views ─────────────────────────────────────────────────────────────
+    @property
+    def cells(self) -> int:
+        return self._snapshot.n_rows * len(self._snapshot.columns)
+
     @property
     def step_count(self) -> int:
         return len(self.history)
@@ -155,13 +159,13 @@ class Episode:
         )
 
 
-def _servable(table: pd.DataFrame) -> Snapshot:
-    """The snapshot of a table that keeps the invariant every committed table keeps:
+def _servable(result: OpResult) -> Snapshot:
+    """The snapshot of a result that keeps the invariant every committed table keeps:
     unique text headers and no infinite numbers (so it always serialises)."""
-    columns = list(table.columns)
+    columns = list(result.table.columns)
     if len(set(columns)) != len(columns) or not all(isinstance(c, str) for c in columns):
         raise OperationFailed("the result would have duplicate or non-text column names")
-    snapshot = Snapshot.of(table)
+    snapshot = result.snapshot or Snapshot.of(result.table)
     for column, kind in snapshot.kinds.items():
         if kind == "float" and any(
             v is not MISSING and math.isinf(v) for v in snapshot.values[column]

@@ -7,7 +7,7 @@ version, so a step costs a handful of pandas calls rather than dozens.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -60,3 +60,30 @@ class Snapshot:
 
     def missing_counts(self) -> dict[str, int]:
         return {c: sum(1 for v in self.values[c] if v is MISSING) for c in self.columns}
+
+    # Derived snapshots: an operation that knows what it changed hands the episode the new
+    # snapshot directly, instead of having every column read out of pandas again.
+    def with_rows(self, keep: list[int]) -> Snapshot:
+        """The snapshot of the table reduced to the rows at positions `keep`, in order."""
+        values = {c: [column[i] for i in keep] for c, column in self.values.items()}
+        return replace(self, values=values, n_rows=len(keep))
+
+    def renamed(self, names: list[str]) -> Snapshot:
+        """The snapshot with its columns renamed positionally to `names`."""
+        pairs = list(zip(self.columns, names, strict=True))
+        return replace(
+            self,
+            columns=tuple(names),
+            kinds={new: self.kinds[old] for old, new in pairs},
+            dtype_names={new: self.dtype_names[old] for old, new in pairs},
+            values={new: self.values[old] for old, new in pairs},
+        )
+
+    def with_columns(self, changed: dict[str, pd.Series]) -> Snapshot:
+        """The snapshot with the columns in `changed` (same names) replaced."""
+        kinds, names, values = dict(self.kinds), dict(self.dtype_names), dict(self.values)
+        for column, series in changed.items():
+            kinds[column] = kind_of(series.dtype)
+            names[column] = dtype_name(series.dtype)
+            values[column] = _normalise(series.tolist())
+        return replace(self, kinds=kinds, dtype_names=names, values=values)

@@ -29,3 +29,10 @@ def replace_columns(table: pd.DataFrame, columns: dict[str, pd.Series]) -> pd.Da
     for name, series in columns.items():
         result[name] = series
     return result
+
+
+def take_rows(table: pd.DataFrame, keep: list[int]) -> pd.DataFrame:
+    """A new table of the rows at positions `keep`, numbered from 0 again."""
+    result = table.take(keep)
+    result.index = pd.RangeIndex(len(keep))
+    return result

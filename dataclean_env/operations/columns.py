@@ -50,4 +50,4 @@ def rename_columns(table: pd.DataFrame, params: RenameColumnsParams, ctx: OpCont
     result = table.copy(deep=False)
     result.columns = names
     listed = ", ".join(f"{old!r} -> {new!r}" for old, new in changed.items())
-    return OpResult(result, f"Renamed {listed}.")
+    return OpResult(result, f"Renamed {listed}.", ctx.snapshot_of(table).renamed(names))

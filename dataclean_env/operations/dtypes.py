@@ -219,4 +219,4 @@ def fix_dtype(table: pd.DataFrame, params: FixDtypeParams, ctx: OpContext) -> Op
     listed = ", ".join(
         f"{n}: {snapshot.kinds[n]} -> {kind_of(s.dtype)}" for n, s in changed.items()
     )
-    return OpResult(result, f"Converted {listed}.")
+    return OpResult(result, f"Converted {listed}.", snapshot.with_columns(changed))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.operations._columns import require_columns
+from dataclean_env.operations._columns import require_columns, take_rows
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 
 
@@ -25,10 +25,12 @@ def remove_duplicates(
     table: pd.DataFrame, params: RemoveDuplicatesParams, ctx: OpContext
 ) -> OpResult:
     subset = require_columns(table, params.subset) if params.subset else None
-    repeats = ctx.snapshot_of(table).duplicate_mask(subset)
+    snapshot = ctx.snapshot_of(table)
+    repeats = snapshot.duplicate_mask(subset)
     removed = sum(repeats)
     if not removed:
         return OpResult(table, "No duplicate rows found.")
     keep = [i for i, repeat in enumerate(repeats) if not repeat]
-    result = table.take(keep).reset_index(drop=True)
-    return OpResult(result, f"Removed {removed} duplicate rows ({len(table)} -> {len(result)}).")
+    result = take_rows(table, keep)
+    message = f"Removed {removed} duplicate rows ({len(table)} -> {len(result)})."
+    return OpResult(result, message, snapshot.with_rows(keep))

@@ -87,7 +87,7 @@ def fill_missing(table: pd.DataFrame, params: FillMissingParams, ctx: OpContext)
         message = f"No missing values filled with {params.strategy}."
         return OpResult(table, message + _skipped(skipped))
     message = f"Filled with {params.strategy}: {', '.join(filled)}." + _skipped(skipped)
-    return OpResult(replace_columns(table, changed), message)
+    return OpResult(replace_columns(table, changed), message, snapshot.with_columns(changed))
 
 
 def _skipped(columns: list[str]) -> str:

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from dataclean_env.canonical import numbers_in
 from dataclean_env.errors import OperationFailed
-from dataclean_env.operations._columns import require_columns
+from dataclean_env.operations._columns import require_columns, take_rows
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 
 DEFAULT_THRESHOLD = {"iqr": 1.5, "zscore": 3.0}
@@ -74,9 +74,11 @@ def remove_outliers(table: pd.DataFrame, params: RemoveOutliersParams, ctx: OpCo
     where = params.column or "numeric columns"
     if not removed:
         return OpResult(table, f"No outliers found by {params.method} on {where}.")
-    result = table.take(np.flatnonzero(~drop)).reset_index(drop=True)
+    keep = np.flatnonzero(~drop).tolist()
+    result = take_rows(table, keep)
     return OpResult(
         result,
         f"Removed {removed} outlier rows by {params.method} on {where} "
         f"({len(table)} -> {len(result)}).",
+        snapshot.with_rows(keep),
     )

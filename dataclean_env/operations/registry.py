@@ -44,6 +44,8 @@ class OpContext:
 class OpResult:
     table: pd.DataFrame
     message: str
+    # The snapshot of `table`, when the operation can derive it cheaply from the input's.
+    snapshot: Snapshot | None = None
 
 
 OpFunction = Callable[[pd.DataFrame, Any, OpContext], OpResult]

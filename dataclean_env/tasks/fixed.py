@@ -75,6 +75,7 @@ def load_fixed_task(datasets_dir: Path, entry: dict[str, Any]) -> FixedTask:
         operations=operations,
         scoring=entry["scoring"],
         target_schema=schema,
+        cells=dirty.size,
     )
     facts = build_facts(dirty, gold, entry["key_column"], entry.get("header_map"))
     grader = Grader.for_task(facts, spec.scoring, dirty)

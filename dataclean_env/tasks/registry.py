@@ -27,6 +27,7 @@ class TaskSpec:
     operations: tuple[str, ...]
     scoring: Mapping[str, float]
     target_schema: Mapping[str, str] = field(default_factory=dict)
+    cells: int = 0  # size of the dirty table (rows x columns), for scheduling work
 
     def public(self) -> dict[str, Any]:
         """What /tasks shows: never gold values or grader internals beyond the weights."""
