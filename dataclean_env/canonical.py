@@ -163,17 +163,25 @@ def snake_case(name: str) -> str:
 
 
 def json_cell(value: Any) -> Any:
-    """A JSON-safe rendering of one cell; missing is shown as "NULL"."""
-    if is_missing(value):
+    """A JSON-safe rendering of one cell; missing is shown as "NULL". Common types first:
+    this runs for every sample cell of every observation."""
+    if value is MISSING or value is None:
         return "NULL"
+    kind = type(value)
+    if kind is str or kind is int:
+        return value
+    if kind is float:
+        return value if value == value else "NULL"
     if isinstance(value, pd.Timestamp):
+        if value is pd.NaT:
+            return "NULL"
         return (
             value.isoformat() if (value.hour or value.minute or value.second) else str(value.date())
         )
-    if isinstance(value, np.bool_ | bool):
+    if isinstance(value, bool | np.bool_):
         return bool(value)
     if isinstance(value, np.integer):
         return int(value)
-    if isinstance(value, np.floating | float):
-        return float(value)
-    return value if isinstance(value, str | int) else str(value)
+    if isinstance(value, np.floating):
+        return float(value) if value == value else "NULL"
+    return "NULL" if is_missing(value) else str(value)

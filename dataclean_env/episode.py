@@ -93,7 +93,10 @@ class Episode:
         return self.result()
 
     def _grade(self) -> Reward:
-        return Reward(**self.task.grader.reward(self._snapshot, self.history, self.spec.max_steps))
+        # model_construct: the values come from the grader, already of the right types, and
+        # validating them again on every step costs more than the grading itself.
+        scores = self.task.grader.reward(self._snapshot, self.history, self.spec.max_steps)
+        return Reward.model_construct(**scores)
 
     # ── views ─────────────────────────────────────────────────────────────
     @property
@@ -105,7 +108,7 @@ class Episode:
         return len(self.history)
 
     def observation(self, message: str | None = None) -> Observation:
-        return Observation(
+        return Observation.model_construct(
             episode_id=self.episode_id,
             task_id=self.spec.task_id,
             step=self.step_count,
@@ -134,7 +137,7 @@ class Episode:
 
     def result(self, error: EnvError | None = None) -> StepResult:
         message = f"Error ({error.code}): {error.detail}" if error else None
-        return StepResult(
+        return StepResult.model_construct(
             observation=self.observation(message),
             reward=self.reward,
             done=self.done,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dataclean_env.canonical import MISSING, json_cell
+from dataclean_env.canonical import json_cell
 from dataclean_env.schemas import DatasetInfo
 from dataclean_env.snapshot import Snapshot
 
@@ -17,15 +17,9 @@ def table_summary(snapshot: Snapshot) -> dict[str, Any]:
     duplicates = sum(snapshot.duplicate_mask())
     columns = list(snapshot.columns)
     head = min(SAMPLE_ROWS, snapshot.n_rows)
-    sample = [
-        {
-            c: "NULL" if snapshot.values[c][i] is MISSING else json_cell(snapshot.values[c][i])
-            for c in columns
-        }
-        for i in range(head)
-    ]
+    sample = [{c: json_cell(snapshot.values[c][i]) for c in columns} for i in range(head)]
     return {
-        "dataset_info": DatasetInfo(
+        "dataset_info": DatasetInfo.model_construct(
             total_rows=snapshot.n_rows,
             total_columns=len(columns),
             has_duplicates=duplicates > 0,
