@@ -14,8 +14,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-KINDS = ("int", "float", "bool", "datetime", "str")
-
 
 class _Missing:
     """One marker for NaN, None and NaT in snapshots, so missing cells compare equal."""

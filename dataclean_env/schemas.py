@@ -108,3 +108,7 @@ class TaskInfo(BaseModel):
     max_steps: int
     operations: list[str]
     scoring: dict[str, float]
+
+
+class TaskList(BaseModel):
+    tasks: list[TaskInfo]

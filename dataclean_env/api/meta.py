@@ -12,7 +12,7 @@ from dataclean_env import ENV_NAME, __version__
 from dataclean_env.api.deps import get_registry
 from dataclean_env.episode import Episode
 from dataclean_env.grading.reward import CEILING, FLOOR
-from dataclean_env.schemas import Action
+from dataclean_env.schemas import Action, TaskList
 from dataclean_env.tasks import TaskRegistry
 
 router = APIRouter(tags=["service"])
@@ -39,7 +39,7 @@ async def health(registry: Registry) -> dict[str, Any]:
     return {"status": "healthy", "tasks_loaded": len(registry.task_ids())}
 
 
-@router.get("/tasks")
+@router.get("/tasks", response_model=TaskList)
 async def tasks(registry: Registry) -> dict[str, Any]:
     """Every task: id, difficulty, description, step budget, operations and scoring weights."""
     return {"tasks": [spec.public() for spec in registry.specs()]}
