@@ -53,6 +53,7 @@ class Episode:
         self._operations = available_operations(self.spec.operations)
         self._snapshot = Snapshot.of(self.table)
         self._summary = table_summary(self._snapshot)
+        self._scores = task.grader.components(self._snapshot)
         self.reward = self._grade()
         self.last_message = "Episode started. " + self.spec.description
 
@@ -82,9 +83,10 @@ class Episode:
         record = ActionRecord(op.name, params.model_dump(exclude_none=True), op.rank, op.repeatable)
         self.history.append(record)
         self.messages.append(result.message)
-        if snapshot is not self._snapshot:
+        if snapshot is not self._snapshot:  # the table changed: summarise and grade it again
             self.table, self._snapshot = result.table, snapshot
             self._summary = table_summary(snapshot)
+            self._scores = self.task.grader.components(snapshot)
         self.done = op.ends_episode or len(self.history) >= self.spec.max_steps
         self.reward = self._grade()
         self.last_message = result.message
@@ -95,8 +97,8 @@ class Episode:
     def _grade(self) -> Reward:
         # model_construct: the values come from the grader, already of the right types, and
         # validating them again on every step costs more than the grading itself.
-        scores = self.task.grader.reward(self._snapshot, self.history, self.spec.max_steps)
-        return Reward.model_construct(**scores)
+        reward = self.task.grader.combine(self._scores, self.history, self.spec.max_steps)
+        return Reward.model_construct(**reward)
 
     # ── views ─────────────────────────────────────────────────────────────
     @property

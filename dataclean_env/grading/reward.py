@@ -51,7 +51,12 @@ class Grader:
         self, snapshot: Snapshot, history: Sequence[ActionRecord], max_steps: int
     ) -> dict[str, float]:
         """The reward object: every component (unscored ones at the floor), penalty, total."""
-        scores = self.components(snapshot)
+        return self.combine(self.components(snapshot), history, max_steps)
+
+    def combine(
+        self, scores: Mapping[str, float], history: Sequence[ActionRecord], max_steps: int
+    ) -> dict[str, float]:
+        """The reward object from component scores already computed for the table."""
         charged = penalty(history, max_steps)
         total = sum(self.weights[name] * score for name, score in scores.items()) - charged
         reward = {name: clamp(scores.get(name, 0.0)) for name in COMPONENTS}
