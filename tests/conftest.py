@@ -23,6 +23,26 @@ TASK_IDS = [
     "hard_full_pipeline",
     "expert_sales_pipeline",
 ]
+# The reward object of the contract, in its order.
+REWARD_FIELDS = [
+    "total",
+    "duplicate_score",
+    "missing_score",
+    "dtype_score",
+    "outlier_score",
+    "schema_score",
+    "penalty",
+]
+# The observation fields that describe the table (a refused step must not change them).
+TABLE_FIELDS = (
+    "columns",
+    "shape",
+    "missing_values",
+    "dtypes",
+    "duplicate_count",
+    "sample_rows",
+    "dataset_info",
+)
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from dataclean_env.api.app import create_app
 from dataclean_env.settings import Settings
-from tests.conftest import TASK_IDS
+from tests.conftest import TABLE_FIELDS, TASK_IDS
 
 # A real, table-changing first step per task, so that "unchanged" has something to keep.
 WARMUP = {
@@ -21,15 +21,6 @@ WARMUP = {
     "hard_full_pipeline": {"operation": "remove_duplicates"},
     "expert_sales_pipeline": {"operation": "remove_duplicates"},
 }
-TABLE_FIELDS = (
-    "columns",
-    "shape",
-    "missing_values",
-    "dtypes",
-    "duplicate_count",
-    "sample_rows",
-    "dataset_info",
-)
 
 
 def assert_error(response, status: int, code: str | None = None) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from dataclean_env import __version__
 from dataclean_env.settings import Settings
 from dataclean_env.tasks.fixed import read_table
-from tests.conftest import TASK_IDS
+from tests.conftest import REWARD_FIELDS, TASK_IDS
 
 DATASETS = Settings().datasets_dir
 MAX_STEPS = {
@@ -21,15 +21,6 @@ MAX_STEPS = {
     "medium_missing_dtype": 15,
     "hard_full_pipeline": 20,
     "expert_sales_pipeline": 25,
-}
-REWARD_FIELDS = {
-    "total",
-    "duplicate_score",
-    "missing_score",
-    "dtype_score",
-    "outlier_score",
-    "schema_score",
-    "penalty",
 }
 OBSERVATION_FIELDS = {
     "episode_id",
@@ -343,7 +334,7 @@ def test_optimal_plan_over_http(
     assert body["reward"] == {
         "total": 0.9999,
         **{k: 0.9999 for k in metadata[task_id]["scoring"]},
-        **{k: 0.0001 for k in REWARD_FIELDS - {"total"} - set(metadata[task_id]["scoring"])},
+        **{k: 0.0001 for k in set(REWARD_FIELDS) - {"total"} - set(metadata[task_id]["scoring"])},
     }
     state = ok(client.get(f"/state/{task_id}"))
     assert state["done"] is True

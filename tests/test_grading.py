@@ -26,16 +26,8 @@ from dataclean_env.grading.components import (
 from dataclean_env.grading.facts import key_text
 from dataclean_env.operations import get_operation
 from dataclean_env.snapshot import Snapshot
+from tests.conftest import REWARD_FIELDS
 
-FIELDS = [
-    "total",
-    "duplicate_score",
-    "missing_score",
-    "dtype_score",
-    "outlier_score",
-    "schema_score",
-    "penalty",
-]
 WEIGHTS = {
     "duplicate_score": 0.2,
     "missing_score": 0.2,
@@ -164,7 +156,7 @@ def test_component_score_formula() -> None:
 
 def test_doing_nothing_scores_zero_everywhere(grader: Grader) -> None:
     assert scores(grader, dirty_table()) == {name: 0.0 for name in WEIGHTS}
-    assert reward(grader, dirty_table()) == {field: 0.0001 for field in FIELDS}
+    assert reward(grader, dirty_table()) == {field: 0.0001 for field in REWARD_FIELDS}
 
 
 def test_partial_fix_rename_only(grader: Grader) -> None:
@@ -220,7 +212,7 @@ def test_full_fix_scores_the_ceiling(grader: Grader) -> None:
     assert errors(grader, table) == {name: 0 for name in WEIGHTS}
     assert scores(grader, table) == {name: 1.0 for name in WEIGHTS}
     got = reward(grader, table)
-    assert got == {**{field: 0.9999 for field in FIELDS}, "penalty": 0.0001}
+    assert got == {**{field: 0.9999 for field in REWARD_FIELDS}, "penalty": 0.0001}
 
 
 def test_row_order_is_ignored(grader: Grader) -> None:
@@ -634,7 +626,7 @@ def test_every_reward_field_is_clamped_and_rounded(
 ) -> None:
     history = [record("fix_dtype"), record("fill_missing"), record("finish")] * 7
     got = grader.reward(Snapshot.of(table), history[:history_length], 20)
-    assert list(got) == FIELDS
+    assert list(got) == REWARD_FIELDS
     for field, value in got.items():
         assert 0.0001 <= value <= 0.9999, field
         assert round(value, 4) == value, field

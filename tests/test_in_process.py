@@ -16,17 +16,7 @@ from dataclean_env.errors import UnknownTask
 from dataclean_env.settings import PROJECT_ROOT
 from environment import DataCleaningEnv
 from models import Action
-from tests.conftest import TASK_IDS
-
-TABLE_FIELDS = (
-    "columns",
-    "shape",
-    "missing_values",
-    "dtypes",
-    "duplicate_count",
-    "sample_rows",
-    "dataset_info",
-)
+from tests.conftest import TABLE_FIELDS, TASK_IDS
 
 
 def table_view(result) -> dict[str, Any]:

@@ -18,19 +18,11 @@ from dataclean_env.errors import EnvError
 from dataclean_env.operations import alias_names, operation_names
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import TaskRegistry
+from tests.conftest import REWARD_FIELDS
 
 SEEDS = range(30)
 SEQUENCES_PER_SEED = 4
 STEPS = 12
-FIELDS = [
-    "total",
-    "duplicate_score",
-    "missing_score",
-    "dtype_score",
-    "outlier_score",
-    "schema_score",
-    "penalty",
-]
 
 STRATEGIES = ["mean", "median", "mode", "ffill", "bfill", "constant", "average", None]
 DTYPES = ["auto", "int", "float", "str", "bool", "datetime", "decimal", 3, None]
@@ -96,7 +88,7 @@ def random_action(rng: random.Random, columns: list[str]) -> dict[str, Any]:
 
 def check_reward(episode: Episode) -> None:
     reward = episode.reward.model_dump()
-    assert list(reward) == FIELDS
+    assert list(reward) == REWARD_FIELDS
     for field, value in reward.items():
         assert 0.0001 <= value <= 0.9999, (field, value)
         assert round(value, 4) == value, (field, value)

@@ -24,14 +24,9 @@ from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 from dataclean_env.tasks.fixed import load_metadata
+from tests.conftest import TASK_IDS
 
 ROOT = Path(__file__).resolve().parent.parent
-TASK_IDS = [
-    "easy_dedup_rename",
-    "medium_missing_dtype",
-    "hard_full_pipeline",
-    "expert_sales_pipeline",
-]
 SEEDS = [None, 7]
 COMPONENTS = ["duplicate_score", "missing_score", "dtype_score", "outlier_score", "schema_score"]
 # The column each task's plan removes outliers from (damage must use another one).
