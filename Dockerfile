@@ -10,7 +10,7 @@ RUN pip install --no-cache-dir uv==0.13.9 \
     && useradd --create-home --uid 1000 app \
     && mkdir /app && chown app:app /app
 
-USER app
+USER 1000:1000
 WORKDIR /app
 
 # Dependencies first, so code changes do not reinstall them.

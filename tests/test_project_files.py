@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -41,8 +43,16 @@ def test_readme_front_matter_is_a_docker_space() -> None:
 
 def test_dockerfile_serves_the_app_on_7860_as_a_non_root_user() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
-    assert re.search(r"^USER app$", dockerfile, re.M)
+    assert re.search(r"^USER 1000:1000$", dockerfile, re.M)
     assert "uv sync --frozen" in dockerfile
     assert "EXPOSE 7860" in dockerfile
     assert "HEALTHCHECK" in dockerfile and "/health" in dockerfile
     assert '"/app/.venv/bin/server", "--host", "0.0.0.0", "--port", "7860"' in dockerfile
+
+
+def test_dockerfile_passes_hadolint() -> None:
+    hadolint = Path(sys.executable).parent / "hadolint"
+    result = subprocess.run(
+        [str(hadolint), "--no-color", "Dockerfile"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
