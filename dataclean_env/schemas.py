@@ -112,3 +112,11 @@ class TaskInfo(BaseModel):
 
 class TaskList(BaseModel):
     tasks: list[TaskInfo]
+
+
+class ResetRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    task_id: str | None = Field(default=None, description="Task to start (POST /reset only).")
+    seed: int | None = Field(default=None, ge=0, lt=2**63, description="Shuffles the rows.")
+    episode_id: str | None = Field(default=None, description="Id for the new episode.")

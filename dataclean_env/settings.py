@@ -20,6 +20,9 @@ class Settings(BaseSettings):
     episode_ttl_seconds: float = 3600.0
     # At most this many client-created episodes at once; past it, reset answers 503.
     max_episodes: int = 1024
+    # At most this many OpenEnv WebSocket sessions (each its own episode) at once; a client
+    # past it gets OpenEnv's CAPACITY_REACHED error frame and the socket is closed.
+    max_sessions: int = 256
     # Request bodies above this many bytes are refused with 413.
     max_body_bytes: int = 1_000_000
 

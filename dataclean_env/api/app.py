@@ -9,6 +9,7 @@ from fastapi import FastAPI
 from dataclean_env import __version__
 from dataclean_env.api import episodes, meta
 from dataclean_env.api.errors import install_error_handlers
+from dataclean_env.api.openenv_routes import mount_openenv
 from dataclean_env.sessions import EpisodeStore
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks import TaskRegistry, default_registry
@@ -34,5 +35,6 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     install_error_handlers(app)
     app.include_router(meta.router)
     app.include_router(episodes.router)
+    app.state.openenv = mount_openenv(app, registry, settings)
     log.info("loaded %d tasks: %s", len(registry.task_ids()), ", ".join(registry.task_ids()))
     return app

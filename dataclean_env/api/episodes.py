@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from dataclean_env.api.deps import get_settings, get_store
@@ -24,6 +23,7 @@ from dataclean_env.api.requests import (
 )
 from dataclean_env.episode import Episode
 from dataclean_env.errors import TaskMismatch
+from dataclean_env.scheduling import run_sized
 from dataclean_env.schemas import Action, EpisodeState, StepResult
 from dataclean_env.sessions import EpisodeStore
 from dataclean_env.settings import Settings
@@ -45,15 +45,8 @@ def _body_doc(model: type) -> dict[str, Any]:
     }
 
 
-# A step on a small table takes less time than a hop to the thread pool (about a millisecond
-# here), so it runs on the event loop; larger tables go to the pool to keep the loop free.
-INLINE_CELLS = 20_000
-
-
 async def run_engine(work: Callable[[], dict[str, Any]], cells: int) -> JSONResponse:
-    if cells <= INLINE_CELLS:
-        return JSONResponse(work())
-    return JSONResponse(await run_in_threadpool(work))
+    return JSONResponse(await run_sized(work, cells))
 
 
 def _first(*values: str | None) -> str | None:

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Request
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from dataclean_env.errors import BodyTooLarge, InvalidAction
-from dataclean_env.schemas import Action
+from dataclean_env.schemas import Action, ResetRequest
 
 # Fields OpenEnv clients add to their requests; accepted and ignored.
 _OPENENV_EXTRAS = ("request_id", "timeout_s")
@@ -39,14 +39,6 @@ async def read_json(request: Request, max_bytes: int) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InvalidAction("request body must be a JSON object")
     return data
-
-
-class ResetRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    task_id: str | None = Field(default=None, description="Task to start (POST /reset only).")
-    seed: int | None = Field(default=None, ge=0, lt=2**63, description="Shuffles the rows.")
-    episode_id: str | None = Field(default=None, description="Id for the new episode.")
 
 
 class StepRequest(BaseModel):

@@ -1,0 +1,157 @@
+"""The OpenEnv `Environment`: one instance per WebSocket session, each its own episode.
+
+Reset options (the `data` of a reset frame): `task_id` (default: the first task), `seed`,
+`episode_id`, and `reward_mode`: "delta" (default) makes the float reward of each step the
+change in episode score, so that summing a session's step rewards gives final minus initial
+score; "absolute" makes it the score itself. Either way the observation carries the
+absolute `score` and its `score_components`.
+
+A refused action is not an exception here: the step answers with the unchanged episode, the
+error in `message` and `info["error"]`, and a reward of 0 (delta) — the same as in-process.
+"""
+
+from __future__ import annotations
+
+import uuid
+from functools import lru_cache
+from typing import Any, Literal
+
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import EnvironmentMetadata
+from pydantic import ValidationError
+
+from dataclean_env import ENV_NAME, __version__
+from dataclean_env.episode import Episode
+from dataclean_env.errors import EnvError, InvalidAction
+from dataclean_env.openenv_types import CleaningAction, CleaningObservation, CleaningState
+from dataclean_env.scheduling import run_sized
+from dataclean_env.schemas import Action, ResetRequest, StepResult
+from dataclean_env.sessions import check_episode_id
+from dataclean_env.settings import PROJECT_ROOT
+from dataclean_env.tasks import TaskRegistry, default_registry
+
+RewardMode = Literal["delta", "absolute"]
+DESCRIPTION = (
+    "Clean a dirty table one operation per step (deduplicate, rename, fill, fix types, "
+    "remove outliers, validate, finish); every step is scored cell by cell against a hidden "
+    "gold table."
+)
+
+
+@lru_cache(maxsize=1)
+def readme() -> str | None:
+    path = PROJECT_ROOT / "README.md"
+    return path.read_text(encoding="utf-8") if path.exists() else None
+
+
+class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, CleaningState]):
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, registry: TaskRegistry | None = None):
+        super().__init__()
+        # Cheap on purpose: OpenEnv builds a throwaway instance for /metadata and task calls.
+        self.registry = registry or default_registry()
+        self.episode: Episode | None = None
+        self.reward_mode: RewardMode = "delta"
+        self._last_score = 0.0
+
+    # ── reset ─────────────────────────────────────────────────────────────
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        task_id: str | None = None,
+        reward_mode: RewardMode = "delta",
+        **options: Any,
+    ) -> CleaningObservation:
+        request = self._reset_request(seed, episode_id, task_id, reward_mode, options)
+        task = request.task_id or self.registry.task_ids()[0]
+        name = request.episode_id or f"ws-{uuid.uuid4().hex[:12]}"
+        self.episode = Episode(name, self.registry.make(task, request.seed))
+        self.reward_mode = reward_mode
+        self._last_score = self.episode.reward.total
+        first = self._last_score if reward_mode == "absolute" else 0.0
+        return self._observation(self.episode.result(), first)
+
+    async def reset_async(
+        self, seed: int | None = None, episode_id: str | None = None, **options: Any
+    ) -> CleaningObservation:
+        task_id = options.get("task_id") or self.registry.task_ids()[0]
+        known = isinstance(task_id, str) and task_id in self.registry.task_ids()
+        cells = self.registry.spec(task_id).cells if known else 0  # unknown: reset() refuses it
+        return await run_sized(lambda: self.reset(seed, episode_id, **options), cells)
+
+    def _reset_request(
+        self, seed: Any, episode_id: Any, task_id: Any, reward_mode: Any, options: dict
+    ) -> ResetRequest:
+        if options:
+            raise InvalidAction(
+                f"unknown reset options {sorted(options)}; "
+                "accepted: task_id, seed, episode_id, reward_mode"
+            )
+        if reward_mode not in ("delta", "absolute"):
+            raise InvalidAction("reward_mode must be 'delta' or 'absolute'")
+        try:
+            request = ResetRequest.model_validate(
+                {"seed": seed, "episode_id": episode_id, "task_id": task_id}
+            )
+        except ValidationError as exc:
+            raise InvalidAction(str(exc.errors(include_url=False)[0]["msg"])) from None
+        if request.episode_id is not None:
+            check_episode_id(request.episode_id)
+        if request.task_id is not None:
+            self.registry.spec(request.task_id)
+        return request
+
+    # ── step ──────────────────────────────────────────────────────────────
+    def step(
+        self, action: CleaningAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> CleaningObservation:
+        episode = self.episode
+        if episode is None:
+            self.reset()
+            episode = self.episode
+            assert episode is not None
+        with episode.lock:
+            try:
+                result = episode.step(
+                    Action(operation=action.operation, parameters=action.parameters)
+                )
+            except EnvError as error:
+                result = episode.result(error)  # unchanged episode, error in message and info
+        score = result.reward.total
+        reward = score if self.reward_mode == "absolute" else round(score - self._last_score, 4)
+        self._last_score = score
+        return self._observation(result, reward)
+
+    async def step_async(
+        self, action: CleaningAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> CleaningObservation:
+        cells = self.episode.cells if self.episode is not None else 0
+        return await run_sized(lambda: self.step(action), cells)
+
+    # ── views ─────────────────────────────────────────────────────────────
+    def _observation(self, result: StepResult, reward: float) -> CleaningObservation:
+        return CleaningObservation.model_construct(
+            **dict(result.observation),
+            score=result.reward.total,
+            score_components=result.reward,
+            info=result.info,
+            reward=reward,
+            done=result.done,
+            metadata={},
+        )
+
+    @property
+    def state(self) -> CleaningState:
+        if self.episode is None:
+            return CleaningState()
+        return CleaningState(**self.episode.state().model_dump())
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name=ENV_NAME, description=DESCRIPTION, version=__version__, readme_content=readme()
+        )
+
+    def close(self) -> None:
+        """Nothing to release: the episode lives in memory and goes with this instance."""

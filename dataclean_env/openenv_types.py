@@ -1,0 +1,111 @@
+"""The environment's Action, Observation and State as OpenEnv types (for /ws and /schema).
+
+They subclass the `openenv` package's types, so OpenEnv clients, TRL and `verifiers` see the
+fields they expect (`done`, `reward`, `metadata`); the rest mirrors the REST contract.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openenv.core.env_server.types import Action as OpenEnvAction
+from openenv.core.env_server.types import Observation as OpenEnvObservation
+from openenv.core.env_server.types import State as OpenEnvState
+from pydantic import ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from dataclean_env.operations import alias_names, get_operation, operation_names
+from dataclean_env.schemas import Action, DatasetInfo, HistoryEntry, Reward
+
+
+def _operation_variants(schema: dict[str, Any]) -> None:
+    """Publish every operation and its parameter schema in the action's JSON schema."""
+    names = operation_names() + alias_names()
+    schema["properties"]["operation"]["enum"] = names
+    schema["anyOf"] = [
+        {
+            "properties": {
+                "operation": {"const": name},
+                "parameters": get_operation(name).params_model.model_json_schema(),
+            }
+        }
+        for name in operation_names()
+    ]
+
+
+class CleaningAction(OpenEnvAction):
+    """One operation: `{"operation": name, "parameters": {...}}` (also `{"action": {...}}`,
+    `{"name", "params"}` and `{"action_type"}` spellings, as on the REST paths)."""
+
+    model_config = ConfigDict(json_schema_extra=_operation_variants)
+
+    operation: str = Field(min_length=1, max_length=64, description="Operation name or alias.")
+    parameters: dict[str, Any] = Field(default_factory=dict, description="Operation parameters.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _envelope(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        metadata = data.get("metadata", {})
+        body = {k: v for k, v in data.items() if k != "metadata"}
+        if set(body) == {"action"} and isinstance(body["action"], dict):
+            body = body["action"]
+        try:
+            action = Action.model_validate(body)
+        except ValidationError as exc:
+            # A PydanticCustomError keeps the WebSocket open (a plain ValueError would not).
+            raise PydanticCustomError(
+                "invalid_action", "invalid action: {detail}", {"detail": _first_error(exc)}
+            ) from None
+        return {
+            "operation": action.operation,
+            "parameters": action.parameters,
+            "metadata": metadata,
+        }
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in error["loc"]) or "action"
+    return f"{where}: {error['msg']}"
+
+
+class CleaningObservation(OpenEnvObservation):
+    """The REST observation plus the absolute score, its components and the step's info.
+
+    `reward` is the change in score this step made (the default reward mode), so a client
+    that sums rewards gets final minus initial score; `score` is the absolute score."""
+
+    episode_id: str = ""
+    task_id: str = ""
+    step: int = 0
+    steps_remaining: int = 0
+    dataset_info: DatasetInfo | None = None
+    columns: list[str] = Field(default_factory=list)
+    shape: list[int] = Field(default_factory=list)
+    missing_values: dict[str, int] = Field(default_factory=dict)
+    dtypes: dict[str, str] = Field(default_factory=dict)
+    duplicate_count: int = 0
+    sample_rows: list[dict[str, Any]] = Field(default_factory=list)
+    available_operations: list[str] = Field(default_factory=list)
+    task_description: str = ""
+    message: str = ""
+    score: float = Field(default=0.0, description="Absolute episode score (the reward total).")
+    score_components: Reward | None = Field(
+        default=None, description="The reward object: components, penalty and total."
+    )
+    info: dict[str, Any] = Field(
+        default_factory=dict, description="Step info; `error` holds a refused action's code."
+    )
+
+
+class CleaningState(OpenEnvState):
+    task_id: str | None = None
+    seed: int | None = None
+    max_steps: int = 0
+    steps_remaining: int = 0
+    done: bool = False
+    shape: list[int] = Field(default_factory=list)
+    reward: Reward | None = None
+    history: list[HistoryEntry] = Field(default_factory=list)

@@ -1,0 +1,23 @@
+"""Where engine work runs: on the event loop when small, in a worker thread when large.
+
+A step on a small table takes less time than a hop to a worker thread (about a millisecond
+on the machines we measured), so running it inline is faster for everyone; a large table
+goes to a thread so that the event loop keeps serving other clients meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from starlette.concurrency import run_in_threadpool
+
+INLINE_CELLS = 20_000
+
+T = TypeVar("T")
+
+
+async def run_sized(work: Callable[[], T], cells: int) -> T:
+    if cells <= INLINE_CELLS:
+        return work()
+    return await run_in_threadpool(work)
