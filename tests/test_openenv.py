@@ -245,3 +245,12 @@ def test_openenv_validate_url_passes_against_a_running_server(server) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Verdict: PASS" in result.stdout
     assert result.stdout.count("PASS  ") == 6
+
+
+def test_the_readme_agent_loop_runs_as_written(server, capsys) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Use from OpenEnv / TRL", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert 'base_url="http://127.0.0.1:7860"' in code
+    exec(code.replace("http://127.0.0.1:7860", server.url), {})
+    assert capsys.readouterr().out.strip() == "0.9999 0.9998 True"

@@ -24,7 +24,7 @@ async def root(request: Request, registry: Registry) -> dict[str, Any]:
     """Service metadata: name, version, status, task ids and the endpoint list."""
     paths = request.app.openapi()["paths"]
     endpoints = [f"{method.upper()} {path}" for path, ops in paths.items() for method in ops]
-    endpoints.append(f"GET {request.app.docs_url}")
+    endpoints += [f"GET {request.app.docs_url}", "WS /ws"]  # neither is in the OpenAPI paths
     return {
         "name": ENV_NAME,
         "version": __version__,
