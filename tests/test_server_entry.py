@@ -1,7 +1,8 @@
-"""The `server` entry point (what `uv run server` and the Dockerfile run) really serves."""
+"""The Dockerfile's command (the `server` entry point, also `uv run server`) really serves."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -19,11 +20,21 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_server_script_starts_and_answers_health() -> None:
+def dockerfile_command(port: int) -> list[str]:
+    """The Dockerfile's CMD, run from this venv, on loopback and a free port."""
+    line = next(x for x in (ROOT / "Dockerfile").read_text().splitlines() if x.startswith("CMD "))
+    command = json.loads(line.removeprefix("CMD "))
+    command[0] = str(Path(sys.executable).parent / Path(command[0]).name)
+    swap = {"0.0.0.0": "127.0.0.1", "7860": str(port)}
+    return [swap.get(part, part) for part in command]
+
+
+def test_the_docker_command_starts_the_server_and_answers_health() -> None:
     port = free_port()
-    script = Path(sys.executable).parent / "server"
+    command = dockerfile_command(port)
+    assert command[1:] == ["--host", "127.0.0.1", "--port", str(port)]
     process = subprocess.Popen(
-        [str(script), "--host", "127.0.0.1", "--port", str(port)],
+        command,
         cwd="/",  # the entry point must not depend on the working directory
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
