@@ -82,11 +82,11 @@ def parse_number(value: Any) -> float | None:
 
 
 def numbers_in(
-    values: list[Any], kind: str, stop_at_bad: bool = False
+    values: list[Any], kind: str, max_bad: int | None = None
 ) -> tuple[np.ndarray, list[Any]]:
     """(float array with NaN for missing cells, present values that are not numbers) of a
-    column given as a snapshot list (missing cells are `snapshot.MISSING`) and its kind.
-    With `stop_at_bad`, stops at the first value that is not a number."""
+    column given as a snapshot list (missing cells are `MISSING`) and its kind. Stops
+    after `max_bad` values that are not numbers (enough to say which ones)."""
     if kind in ("int", "float"):
         return np.array([np.nan if v is MISSING else v for v in values], dtype=float), []
     numbers = np.full(len(values), np.nan)
@@ -97,7 +97,7 @@ def numbers_in(
         number = parse_number(value) if kind != "bool" else None
         if number is None:
             bad.append(value)
-            if stop_at_bad:
+            if max_bad is not None and len(bad) >= max_bad:
                 break
         else:
             numbers[i] = number

@@ -6,8 +6,8 @@
         # original CleanifyAI server started by hand) with the same loop, and compare
 
 Engine time is the time inside `Episode.step` (operation, snapshot, grading, observation).
-HTTP rate is whole optimal-plan episodes (reset + steps) against a real uvicorn on
-127.0.0.1, sequential and with concurrent clients, counting steps per second.
+HTTP and /ws rates are whole optimal-plan episodes (reset + steps) against a real uvicorn
+on 127.0.0.1, sequential and with concurrent clients, counting steps per second.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import tracemalloc
 from pathlib import Path
 
 import httpx
+from websockets.sync.client import connect
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -144,6 +145,31 @@ def drive(url: str, episodes: int, clients: int, with_ids: bool, tasks: list[str
     return sum(counts) / (time.perf_counter() - start)
 
 
+def drive_ws(url: str, episodes: int, clients: int) -> float:
+    """Steps per second over /ws, one WebSocket session per client thread."""
+    counts = [0] * clients
+    ws_url = url.replace("http://", "ws://") + "/ws"
+
+    def client(index: int) -> None:
+        with connect(ws_url) as ws:
+            for _ in range(episodes):
+                for task_id, plan in PLANS.items():
+                    ws.send(json.dumps({"type": "reset", "data": {"task_id": task_id}}))
+                    ws.recv()
+                    for action in plan:
+                        ws.send(json.dumps({"type": "step", "data": action}))
+                        ws.recv()
+                        counts[index] += 1
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(counts) / (time.perf_counter() - start)
+
+
 def memory_per_episode(count: int) -> float:
     registry = default_registry()
     gc.collect()
@@ -185,6 +211,8 @@ def main() -> int:
         sequential = drive(url, args.episodes, 1, True, list(PLANS))
         concurrent = drive(url, max(1, args.episodes // 2), 8, True, list(PLANS))
         legacy = drive(url, args.episodes, 1, False, common)
+        ws_single = drive_ws(url, args.episodes, 1)
+        ws_many = drive_ws(url, max(1, args.episodes // 2), 8)
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -221,6 +249,10 @@ def main() -> int:
         f"| 8 concurrent clients, per-episode ids | {concurrent:.0f} |",
         f"| 1 client, no episode ids (default episode per task; tasks: {', '.join(common)}) "
         f"| {legacy:.0f} |",
+    ]
+    lines += [
+        f"| OpenEnv /ws, 1 session | {ws_single:.0f} |",
+        f"| OpenEnv /ws, 8 concurrent sessions | {ws_many:.0f} |",
     ]
     for name, rate in baseline_rates.items():
         lines.append(f"| 1 client, {name}, the same loop | {rate:.0f} |")

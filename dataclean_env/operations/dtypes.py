@@ -54,7 +54,7 @@ EXACT_LIMIT = 2.0**53
 
 
 def _numbers(column: Column) -> np.ndarray:
-    numbers, bad = numbers_in(column.values, column.kind)
+    numbers, bad = numbers_in(column.values, column.kind, max_bad=3)
     if bad:
         raise OperationFailed(
             f"column {column.name!r} has values that are not numbers: {sample(dict.fromkeys(bad))}"
@@ -167,7 +167,7 @@ def infer(column: Column) -> pd.Series | None:
     present = column.present
     if not present:
         return None
-    numbers, bad = numbers_in(column.values, column.kind, stop_at_bad=True)
+    numbers, bad = numbers_in(column.values, column.kind, max_bad=1)
     if not bad:
         if _whole(numbers):
             return column.series(numbers.astype("int64"))

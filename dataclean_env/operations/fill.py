@@ -79,7 +79,9 @@ def fill_missing(table: pd.DataFrame, params: FillMissingParams, ctx: OpContext)
                 raise
             skipped.append(column)
             continue
-        count = missing[column] - int(new.isna().sum())
+        # Only forward/backward fill can leave cells empty (at the start or the end).
+        left = int(new.isna().sum()) if params.strategy in ("ffill", "bfill") else 0
+        count = missing[column] - left
         if count:
             changed[column] = new
             filled.append(f"{column} ({count})")
@@ -122,7 +124,7 @@ def _mode(name: str, values: list) -> object:
 
 
 def _average(name: str, values: list, kind: str, strategy: str) -> object:
-    numbers, bad = numbers_in(values, kind)
+    numbers, bad = numbers_in(values, kind, max_bad=3)
     if bad:
         raise OperationFailed(
             f"{strategy} needs a numeric column; {name!r} holds {sample(dict.fromkeys(bad))}"
