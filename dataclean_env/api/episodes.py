@@ -14,17 +14,11 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse
 
 from dataclean_env.api.deps import get_settings, get_store
-from dataclean_env.api.requests import (
-    ResetRequest,
-    StepRequest,
-    parse_reset,
-    parse_step,
-    read_json,
-)
+from dataclean_env.api.requests import StepRequest, parse_reset, parse_step, read_json
 from dataclean_env.episode import Episode
 from dataclean_env.errors import TaskMismatch
 from dataclean_env.scheduling import run_sized
-from dataclean_env.schemas import Action, EpisodeState, StepResult
+from dataclean_env.schemas import Action, EpisodeState, ResetRequest, StepResult
 from dataclean_env.sessions import EpisodeStore
 from dataclean_env.settings import Settings
 
