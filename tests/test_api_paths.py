@@ -38,14 +38,17 @@ OBSERVATION_FIELDS = {
     "task_description",
     "message",
 }
-FILL_ALIASES = [
-    "fill_missing_bfill",
-    "fill_missing_constant",
-    "fill_missing_ffill",
-    "fill_missing_mean",
-    "fill_missing_median",
-    "fill_missing_mode",
-]
+# Alias -> the operation it stands for; an observation lists the aliases of allowed ones.
+ALIASES = {
+    "cast_type": "fix_dtype",
+    "fill_missing_bfill": "fill_missing",
+    "fill_missing_constant": "fill_missing",
+    "fill_missing_ffill": "fill_missing",
+    "fill_missing_mean": "fill_missing",
+    "fill_missing_median": "fill_missing",
+    "fill_missing_mode": "fill_missing",
+    "integer": "fix_dtype",
+}
 # medium_missing_dtype: 18 missing cells (age 5, salary 5, gender 4, region 4); a mean fill
 # puts gold values into the 10 numeric ones; missing and dtype weigh 0.5 each.
 MEDIUM_MEAN_MISSING = round(10 / 18, 4)
@@ -161,8 +164,9 @@ def check_fresh_result(body: dict[str, Any], task_id: str, entry: dict[str, Any]
     assert obs["step"] == 0
     assert obs["steps_remaining"] == MAX_STEPS[task_id]
     assert obs["task_description"] == entry["description"]
-    aliases = FILL_ALIASES if "fill_missing" in entry["operations_allowed"] else []
-    assert obs["available_operations"] == entry["operations_allowed"] + aliases
+    allowed = entry["operations_allowed"]
+    aliases = sorted(alias for alias, target in ALIASES.items() if target in allowed)
+    assert obs["available_operations"] == allowed + aliases
 
     dirty = dirty_table(entry)
     rows, cols = dirty.shape

@@ -199,12 +199,25 @@ def test_schema_describes_the_real_action_observation_and_state(server) -> None:
     variants = {v["properties"]["operation"]["const"]: v for v in action["anyOf"]}
     assert set(variants) == {
         "remove_duplicates",
+        "dedupe",
+        "rename_columns",
         "fill_missing",
         "fix_dtype",
         "remove_outliers",
-        "rename_columns",
+        "clamp_outliers",
         "validate_schema",
         "finish",
+        "strip",
+        "lower",
+        "upper",
+        "title",
+        "replace",
+        "map",
+        "regex_replace",
+        "replace_missing",
+        "normalize_dates",
+        "phone_us",
+        "decimal2",
     }
     fill = variants["fill_missing"]["properties"]["parameters"]["properties"]
     assert fill["strategy"]["enum"] == ["mean", "median", "mode", "ffill", "bfill", "constant"]

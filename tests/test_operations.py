@@ -83,8 +83,33 @@ def cells(series: pd.Series) -> list[Any]:
 
 
 def test_registered_operations_and_ranks() -> None:
-    assert operation_names() == [
-        "fill_missing",
+    ranks = {name: get_operation(name).rank for name in operation_names()}
+    assert ranks == {
+        "remove_duplicates": 0,
+        "dedupe": 0,
+        "rename_columns": 1,
+        "fill_missing": 2,
+        "strip": 2,
+        "lower": 2,
+        "upper": 2,
+        "title": 2,
+        "replace": 2,
+        "map": 2,
+        "regex_replace": 2,
+        "replace_missing": 2,
+        "normalize_dates": 2,
+        "phone_us": 2,
+        "decimal2": 2,
+        "fix_dtype": 3,
+        "remove_outliers": 4,
+        "clamp_outliers": 4,
+        "validate_schema": 5,
+        "finish": 6,
+    }
+    assert [n for n in operation_names() if get_operation(n).ends_episode] == ["finish"]
+    not_repeatable = [n for n in operation_names() if not get_operation(n).repeatable]
+    assert not_repeatable == [
+        "dedupe",
         "finish",
         "fix_dtype",
         "remove_duplicates",
@@ -92,24 +117,14 @@ def test_registered_operations_and_ranks() -> None:
         "rename_columns",
         "validate_schema",
     ]
-    ranks = {name: get_operation(name).rank for name in operation_names()}
-    assert ranks == {
-        "remove_duplicates": 0,
-        "rename_columns": 1,
-        "fill_missing": 2,
-        "fix_dtype": 3,
-        "remove_outliers": 4,
-        "validate_schema": 5,
-        "finish": 6,
-    }
-    assert [n for n in operation_names() if get_operation(n).ends_episode] == ["finish"]
-    assert [n for n in operation_names() if get_operation(n).repeatable] == ["fill_missing"]
 
 
-def test_fill_aliases_are_registered() -> None:
-    assert alias_names() == sorted(f"fill_missing_{s}" for s in STRATEGIES)
+def test_aliases_are_registered() -> None:
+    fill = [f"fill_missing_{s}" for s in STRATEGIES]
+    assert alias_names() == sorted([*fill, "cast_type", "integer"])
     for strategy in STRATEGIES:
         assert canonical_name(f"fill_missing_{strategy}") == "fill_missing"
+    assert canonical_name("cast_type") == canonical_name("integer") == "fix_dtype"
 
 
 @pytest.mark.parametrize("name", ["drop_everything", "", "FILL_MISSING", "fill_missing_avg"])

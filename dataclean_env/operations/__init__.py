@@ -6,7 +6,9 @@ from dataclean_env.operations import (  # noqa: F401  (imported to register)
     dtypes,
     duplicates,
     fill,
+    formats,
     outliers,
+    text,
 )
 from dataclean_env.operations.plan import run_plan
 from dataclean_env.operations.registry import (

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from dataclean_env.errors import InvalidParameters
+from dataclean_env.canonical import MISSING
+from dataclean_env.errors import InvalidParameters, OperationFailed
+from dataclean_env.operations.registry import OpContext, OpResult
 
 
 def require_columns(table: pd.DataFrame, columns: Iterable[str]) -> list[str]:
@@ -16,6 +20,28 @@ def require_columns(table: pd.DataFrame, columns: Iterable[str]) -> list[str]:
     if unknown:
         raise InvalidParameters(f"unknown column(s) {unknown}; the table has {list(table.columns)}")
     return wanted
+
+
+def require_modifiable(ctx: OpContext, columns: Iterable[str]) -> None:
+    protected = [c for c in columns if c in ctx.protected_columns]
+    if protected:
+        raise InvalidParameters(f"column(s) {protected} are protected key columns of this task")
+
+
+def text_columns(table: pd.DataFrame, ctx: OpContext, column: str | None) -> list[str]:
+    """The named column (which must hold text), or every text column that is not protected."""
+    snapshot = ctx.snapshot_of(table)
+    if column is not None:
+        require_columns(table, [column])
+        require_modifiable(ctx, [column])
+        if snapshot.kinds[column] != "str":
+            raise OperationFailed(
+                f"column {column!r} holds {snapshot.kinds[column]} values, not text"
+            )
+        return [column]
+    return [
+        c for c in snapshot.columns if snapshot.kinds[c] == "str" and c not in ctx.protected_columns
+    ]
 
 
 def sample(values: Iterable[object], limit: int = 3) -> str:
@@ -36,3 +62,30 @@ def take_rows(table: pd.DataFrame, keep: list[int]) -> pd.DataFrame:
     result = table.take(keep)
     result.index = pd.RangeIndex(len(keep))
     return result
+
+
+def rewrite_cells(
+    table: pd.DataFrame,
+    ctx: OpContext,
+    columns: list[str],
+    rewrite: Callable[[Any], Any],
+    what: str,
+) -> OpResult:
+    """Apply `rewrite` to every present cell of `columns`; report how many cells changed.
+
+    `rewrite` returns the new value (MISSING to empty the cell). Columns keep their type."""
+    snapshot = ctx.snapshot_of(table)
+    changed: dict[str, pd.Series] = {}
+    counts = []
+    for column in columns:
+        old = snapshot.values[column]
+        new = [v if v is MISSING else rewrite(v) for v in old]
+        count = sum(1 for a, b in zip(old, new, strict=True) if a is not b and a != b)
+        if count:
+            values = [np.nan if v is MISSING else v for v in new]
+            changed[column] = pd.Series(values, index=table.index, dtype=table[column].dtype)
+            counts.append(f"{column} ({count})")
+    if not changed:
+        return OpResult(table, f"{what}: no cell changed.")
+    result = replace_columns(table, changed)
+    return OpResult(result, f"{what}: {', '.join(counts)}.", snapshot.with_columns(changed))

@@ -7,7 +7,7 @@ from pydantic import Field
 
 from dataclean_env.canonical import snake_case
 from dataclean_env.errors import InvalidParameters
-from dataclean_env.operations._columns import require_columns
+from dataclean_env.operations._columns import require_columns, require_modifiable
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 
 MAX_NAME_LENGTH = 64
@@ -27,9 +27,10 @@ class RenameColumnsParams(Params):
 )
 def rename_columns(table: pd.DataFrame, params: RenameColumnsParams, ctx: OpContext) -> OpResult:
     if params.mapping is None:
-        mapping = {c: snake_case(c) for c in table.columns}
+        mapping = {c: snake_case(c) for c in table.columns if c not in ctx.protected_columns}
     else:
         require_columns(table, params.mapping)
+        require_modifiable(ctx, [old for old, new in params.mapping.items() if old != new])
         mapping = {old: new.strip() for old, new in params.mapping.items()}
     bad = [
         new

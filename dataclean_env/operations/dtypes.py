@@ -17,8 +17,13 @@ from pydantic import Field
 
 from dataclean_env.canonical import MISSING, is_iso_date, kind_of, numbers_in, parse_bool
 from dataclean_env.errors import OperationFailed
-from dataclean_env.operations._columns import replace_columns, require_columns, sample
-from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+from dataclean_env.operations._columns import (
+    replace_columns,
+    require_columns,
+    require_modifiable,
+    sample,
+)
+from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
 
 Dtype = Literal["auto", "int", "float", "str", "bool", "datetime"]
 
@@ -204,7 +209,11 @@ CONVERTERS: dict[str, Converter] = {
     ),
 )
 def fix_dtype(table: pd.DataFrame, params: FixDtypeParams, ctx: OpContext) -> OpResult:
-    names = require_columns(table, [params.column]) if params.column else list(table.columns)
+    if params.column:
+        names = require_columns(table, [params.column])
+        require_modifiable(ctx, names)
+    else:
+        names = [c for c in table.columns if c not in ctx.protected_columns]
     snapshot = ctx.snapshot_of(table)
     convert = CONVERTERS[params.dtype]
     changed: dict[str, pd.Series] = {}
@@ -220,3 +229,7 @@ def fix_dtype(table: pd.DataFrame, params: FixDtypeParams, ctx: OpContext) -> Op
         f"{n}: {snapshot.kinds[n]} -> {kind_of(s.dtype)}" for n, s in changed.items()
     )
     return OpResult(result, f"Converted {listed}.", snapshot.with_columns(changed))
+
+
+alias("cast_type", "fix_dtype")
+alias("integer", "fix_dtype", dtype="int")

@@ -34,3 +34,17 @@ def remove_duplicates(
     result = take_rows(table, keep)
     message = f"Removed {removed} duplicate rows ({len(table)} -> {len(result)})."
     return OpResult(result, message, snapshot.with_rows(keep))
+
+
+class DedupeParams(Params):
+    keys: list[str] = Field(min_length=1, description="Columns that identify a record.")
+
+
+@operation(
+    "dedupe",
+    DedupeParams,
+    rank=0,
+    description="Keep the first row of each combination of `keys` (drops near duplicates).",
+)
+def dedupe(table: pd.DataFrame, params: DedupeParams, ctx: OpContext) -> OpResult:
+    return remove_duplicates(table, RemoveDuplicatesParams(subset=params.keys), ctx)

@@ -16,7 +16,12 @@ from pydantic import Field, model_validator
 
 from dataclean_env.canonical import MISSING, numbers_in, parse_date
 from dataclean_env.errors import InvalidParameters, OperationFailed
-from dataclean_env.operations._columns import replace_columns, require_columns, sample
+from dataclean_env.operations._columns import (
+    replace_columns,
+    require_columns,
+    require_modifiable,
+    sample,
+)
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
 from dataclean_env.snapshot import Snapshot
 
@@ -61,13 +66,14 @@ def fill_missing(table: pd.DataFrame, params: FillMissingParams, ctx: OpContext)
     missing = snapshot.missing_counts()
     if params.column is not None:
         require_columns(table, [params.column])
+        require_modifiable(ctx, [params.column])
         if not missing[params.column]:
             return OpResult(
                 table, f"Column {params.column!r} has no missing values; nothing filled."
             )
         targets = [params.column]
     else:
-        targets = [c for c in snapshot.columns if missing[c]]
+        targets = [c for c in snapshot.columns if missing[c] and c not in ctx.protected_columns]
 
     changed: dict[str, pd.Series] = {}
     filled, skipped = [], []

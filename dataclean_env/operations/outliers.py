@@ -8,15 +8,21 @@ converted first.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from dataclean_env.canonical import numbers_in
 from dataclean_env.errors import OperationFailed
-from dataclean_env.operations._columns import require_columns, take_rows
+from dataclean_env.operations._columns import (
+    replace_columns,
+    require_columns,
+    require_modifiable,
+    take_rows,
+)
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 
 DEFAULT_THRESHOLD = {"iqr": 1.5, "zscore": 3.0}
@@ -81,4 +87,49 @@ def remove_outliers(table: pd.DataFrame, params: RemoveOutliersParams, ctx: OpCo
         f"Removed {removed} outlier rows by {params.method} on {where} "
         f"({len(table)} -> {len(result)}).",
         snapshot.with_rows(keep),
+    )
+
+
+class ClampOutliersParams(Params):
+    column: str = Field(description="A numeric column.")
+    low: float = Field(description="Values below become this.")
+    high: float = Field(description="Values above become this.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ClampOutliersParams:
+        if not (math.isfinite(self.low) and math.isfinite(self.high)) or self.low > self.high:
+            raise ValueError("low and high must be finite numbers with low <= high")
+        return self
+
+
+@operation(
+    "clamp_outliers",
+    ClampOutliersParams,
+    rank=4,
+    repeatable=True,
+    description="Clamp a numeric column into [low, high] instead of dropping rows.",
+)
+def clamp_outliers(table: pd.DataFrame, params: ClampOutliersParams, ctx: OpContext) -> OpResult:
+    require_columns(table, [params.column])
+    require_modifiable(ctx, [params.column])
+    snapshot = ctx.snapshot_of(table)
+    kind = snapshot.kinds[params.column]
+    if kind not in ("int", "float"):
+        raise OperationFailed(
+            f"column {params.column!r} is not numeric ({kind}); convert it with fix_dtype first"
+        )
+    numbers, _ = numbers_in(snapshot.values[params.column], kind)
+    with np.errstate(invalid="ignore"):
+        outside = (numbers < params.low) | (numbers > params.high)
+    if not outside.any():
+        return OpResult(table, f"clamp_outliers: nothing outside [{params.low}, {params.high}].")
+    clamped = np.clip(numbers, params.low, params.high)
+    if kind == "int" and float(params.low).is_integer() and float(params.high).is_integer():
+        clamped = clamped.astype("int64")
+    changed = {params.column: pd.Series(clamped, index=table.index, name=params.column)}
+    return OpResult(
+        replace_columns(table, changed),
+        f"clamp_outliers: {int(outside.sum())} values of {params.column} clamped into "
+        f"[{params.low}, {params.high}].",
+        snapshot.with_columns(changed),
     )

@@ -35,6 +35,8 @@ class OpContext:
 
     target_schema: Mapping[str, str] = field(default_factory=dict)
     snapshot: Snapshot | None = None
+    # Key columns the task protects: operations must not change their values.
+    protected_columns: frozenset[str] = frozenset()
 
     def snapshot_of(self, table: pd.DataFrame) -> Snapshot:
         return self.snapshot if self.snapshot is not None else Snapshot.of(table)
