@@ -51,6 +51,7 @@ class Episode:
         self.lock = threading.Lock()
         self.last_used = 0.0  # set by the store that holds the episode
         self._operations = available_operations(self.spec.operations)
+        self._allowed = frozenset(self.spec.operations)
         self._snapshot = Snapshot.of(self.table)
         self._summary = table_summary(self._snapshot)
         self._scores = task.grader.components(self._snapshot)
@@ -70,7 +71,9 @@ class Episode:
                 f"operation {op.name!r} is not available in task {self.spec.task_id!r}; "
                 f"available: {', '.join(self._operations)}"
             )
-        context = OpContext(self.spec.target_schema, self._snapshot)
+        context = OpContext(
+            self.spec.target_schema, self._snapshot, allowed_operations=self._allowed
+        )
         try:
             result = op.apply(self.table, params, context)
         except EnvError:

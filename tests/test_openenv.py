@@ -218,6 +218,8 @@ def test_schema_describes_the_real_action_observation_and_state(server) -> None:
         "normalize_dates",
         "phone_us",
         "decimal2",
+        "fd_repair",
+        "program",
     }
     fill = variants["fill_missing"]["properties"]["parameters"]["properties"]
     assert fill["strategy"]["enum"] == ["mean", "median", "mode", "ffill", "bfill", "constant"]

@@ -100,6 +100,8 @@ def test_registered_operations_and_ranks() -> None:
         "normalize_dates": 2,
         "phone_us": 2,
         "decimal2": 2,
+        "fd_repair": 2,
+        "program": 0,
         "fix_dtype": 3,
         "remove_outliers": 4,
         "clamp_outliers": 4,

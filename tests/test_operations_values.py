@@ -249,3 +249,54 @@ def test_every_refusal_is_an_env_error_with_a_code() -> None:
     with pytest.raises(EnvError) as raised:
         apply("strip", {"column": "nope"})
     assert raised.value.code == "INVALID_PARAMETERS"
+
+
+def test_fd_repair_makes_a_column_constant_per_key_by_majority() -> None:
+    frame = pd.DataFrame(
+        {"cid": [1, 1, 1, 2, 2, None], "email": ["a@x", "a@x", "A@X", "b@x", None, "z"]}
+    )
+    op, params = resolve("fd_repair", {"key": "cid", "column": "email"})
+    result = op.apply(frame, params, OpContext())
+    assert values(result.table, "email") == ["a@x", "a@x", "a@x", "b@x", None, "z"]
+    assert result.message == "fd_repair: email (1)."
+    tie = pd.DataFrame({"k": [1, 1], "v": ["second", "first"]})
+    op, params = resolve("fd_repair", {"key": "k", "column": "v"})
+    assert values(op.apply(tie, params, OpContext()).table, "v") == ["second", "second"]
+    with pytest.raises(InvalidParameters):
+        resolve("fd_repair", {"key": "k", "column": "k"})[0].apply(
+            tie, resolve("fd_repair", {"key": "k", "column": "k"})[1], OpContext()
+        )
+
+
+ALLOWED = OpContext(allowed_operations=frozenset({"strip", "upper", "decimal2", "title"}))
+
+
+def test_program_applies_its_steps_in_order_as_one_step() -> None:
+    steps = [{"operation": "strip"}, {"name": "title", "params": {"column": "name"}}]
+    result = apply("program", {"operations": steps}, ALLOWED)
+    assert values(result.table, "name") == ["Ana López", "Bob", "N/A", None]
+    assert result.message == "strip: name (1). | title: name (2)."
+
+
+@pytest.mark.parametrize(
+    ("steps", "error", "text"),
+    [
+        (
+            [{"operation": "strip"}, {"operation": "decimal2", "parameters": {"column": "name"}}],
+            OperationFailed,
+            r"step 2 \(decimal2\)",
+        ),
+        ([{"operation": "finish"}], InvalidParameters, "cannot run inside a program"),
+        (
+            [{"operation": "program", "parameters": {"operations": []}}],
+            InvalidParameters,
+            "program",
+        ),
+        ([{"operation": "lower"}], EnvError, "not available"),
+        ([{"parameters": {}}], InvalidParameters, "step 1 is not an action"),
+        ([{"operation": "strip"}] * 21, InvalidParameters, "operations"),
+    ],
+)
+def test_program_is_all_or_nothing(steps, error, text) -> None:
+    with pytest.raises(error, match=text):
+        apply("program", {"operations": steps}, ALLOWED)

@@ -3,11 +3,13 @@
 from dataclean_env.operations import (  # noqa: F401  (imported to register)
     columns,
     control,
+    dependencies,
     dtypes,
     duplicates,
     fill,
     formats,
     outliers,
+    program,
     text,
 )
 from dataclean_env.operations.plan import run_plan

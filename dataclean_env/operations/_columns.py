@@ -64,6 +64,41 @@ def take_rows(table: pd.DataFrame, keep: list[int]) -> pd.DataFrame:
     return result
 
 
+def _rewritten(
+    table: pd.DataFrame, column: str, old: list[Any], new: list[Any]
+) -> tuple[pd.Series | None, int]:
+    """The column rebuilt from `new` (snapshot form), and how many cells differ from `old`."""
+    count = sum(1 for a, b in zip(old, new, strict=True) if a is not b and a != b)
+    if not count:
+        return None, 0
+    values = [np.nan if v is MISSING else v for v in new]
+    return pd.Series(values, index=table.index, dtype=table[column].dtype), count
+
+
+def _rewrite(
+    table: pd.DataFrame, ctx: OpContext, new_values: dict[str, list[Any]], what: str
+) -> OpResult:
+    snapshot = ctx.snapshot_of(table)
+    changed: dict[str, pd.Series] = {}
+    counts = []
+    for column, new in new_values.items():
+        series, count = _rewritten(table, column, snapshot.values[column], new)
+        if series is not None:
+            changed[column] = series
+            counts.append(f"{column} ({count})")
+    if not changed:
+        return OpResult(table, f"{what}: no cell changed.")
+    result = replace_columns(table, changed)
+    return OpResult(result, f"{what}: {', '.join(counts)}.", snapshot.with_columns(changed))
+
+
+def rewrite_rows(
+    table: pd.DataFrame, ctx: OpContext, column: str, new: list[Any], what: str
+) -> OpResult:
+    """Replace a column's values (snapshot form, MISSING for empty) by `new`, row by row."""
+    return _rewrite(table, ctx, {column: new}, what)
+
+
 def rewrite_cells(
     table: pd.DataFrame,
     ctx: OpContext,
@@ -74,18 +109,6 @@ def rewrite_cells(
     """Apply `rewrite` to every present cell of `columns`; report how many cells changed.
 
     `rewrite` returns the new value (MISSING to empty the cell). Columns keep their type."""
-    snapshot = ctx.snapshot_of(table)
-    changed: dict[str, pd.Series] = {}
-    counts = []
-    for column in columns:
-        old = snapshot.values[column]
-        new = [v if v is MISSING else rewrite(v) for v in old]
-        count = sum(1 for a, b in zip(old, new, strict=True) if a is not b and a != b)
-        if count:
-            values = [np.nan if v is MISSING else v for v in new]
-            changed[column] = pd.Series(values, index=table.index, dtype=table[column].dtype)
-            counts.append(f"{column} ({count})")
-    if not changed:
-        return OpResult(table, f"{what}: no cell changed.")
-    result = replace_columns(table, changed)
-    return OpResult(result, f"{what}: {', '.join(counts)}.", snapshot.with_columns(changed))
+    values = ctx.snapshot_of(table).values
+    new_values = {c: [v if v is MISSING else rewrite(v) for v in values[c]] for c in columns}
+    return _rewrite(table, ctx, new_values, what)

@@ -37,6 +37,8 @@ class OpContext:
     snapshot: Snapshot | None = None
     # Key columns the task protects: operations must not change their values.
     protected_columns: frozenset[str] = frozenset()
+    # The task's operations (None: any); `program` checks its steps against them.
+    allowed_operations: frozenset[str] | None = None
 
     def snapshot_of(self, table: pd.DataFrame) -> Snapshot:
         return self.snapshot if self.snapshot is not None else Snapshot.of(table)

@@ -1,0 +1,64 @@
+"""program: several operations in one step, applied in order, all or nothing.
+
+Each inner operation must be allowed by the task; `program` and `finish` cannot be inner
+steps. If any inner step is refused, the whole program is, and the table is unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+from pydantic import Field, ValidationError
+
+from dataclean_env.errors import EnvError, InvalidParameters, OperationNotAllowed
+from dataclean_env.operations.registry import OpContext, OpResult, Params, operation, resolve
+from dataclean_env.schemas import Action
+
+MAX_PROGRAM_STEPS = 20
+NOT_INNER = ("program", "finish")
+
+
+class ProgramParams(Params):
+    operations: list[dict[str, Any]] = Field(
+        min_length=1,
+        max_length=MAX_PROGRAM_STEPS,
+        description='Actions like {"operation": "strip", "parameters": {"column": "name"}}.',
+    )
+
+
+@operation(
+    "program",
+    ProgramParams,
+    rank=0,
+    repeatable=True,
+    description=f"Apply up to {MAX_PROGRAM_STEPS} operations in order as one step; all or nothing.",
+)
+def program(table: pd.DataFrame, params: ProgramParams, ctx: OpContext) -> OpResult:
+    steps = []
+    for index, raw in enumerate(params.operations, start=1):
+        try:
+            action = Action.model_validate(raw)
+        except ValidationError as exc:
+            raise InvalidParameters(
+                f"step {index} is not an action: {exc.errors()[0]['msg']}"
+            ) from None
+        op, op_params = resolve(action.operation, action.parameters)
+        if op.name in NOT_INNER:
+            raise InvalidParameters(f"step {index}: {op.name!r} cannot run inside a program")
+        if ctx.allowed_operations is not None and op.name not in ctx.allowed_operations:
+            raise OperationNotAllowed(f"step {index}: {op.name!r} is not available in this task")
+        steps.append((op, op_params))
+
+    messages, snapshot = [], ctx.snapshot
+    for index, (op, op_params) in enumerate(steps, start=1):
+        try:
+            result = op.apply(table, op_params, replace(ctx, snapshot=snapshot))
+        except EnvError as error:
+            detail = f"step {index} ({op.name}): {error.detail}; nothing was applied"
+            raise type(error)(detail) from error
+        if result.table is not table:
+            table, snapshot = result.table, result.snapshot
+        messages.append(result.message)
+    return OpResult(table, " | ".join(messages), snapshot)
