@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -110,6 +111,17 @@ def served_tasks(url: str) -> list[str]:
     return [t["task_id"] for t in tasks if t["task_id"] in PLANS]
 
 
+def steps_per_second(client: Callable[[int], None], clients: int, counts: list[int]) -> float:
+    """Run `client(i)` in `clients` threads at once; steps counted per client per second."""
+    start = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(counts) / (time.perf_counter() - start)
+
+
 def drive(url: str, episodes: int, clients: int, with_ids: bool, tasks: list[str]) -> float:
     """Steps per second over `episodes` optimal-plan episodes of each task, per client.
 
@@ -136,13 +148,7 @@ def drive(url: str, episodes: int, clients: int, with_ids: bool, tasks: list[str
                     counts[index] += 1
         connection.close()
 
-    start = time.perf_counter()
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return sum(counts) / (time.perf_counter() - start)
+    return steps_per_second(client, clients, counts)
 
 
 def drive_ws(url: str, episodes: int, clients: int) -> float:
@@ -161,13 +167,7 @@ def drive_ws(url: str, episodes: int, clients: int) -> float:
                         ws.recv()
                         counts[index] += 1
 
-    start = time.perf_counter()
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return sum(counts) / (time.perf_counter() - start)
+    return steps_per_second(client, clients, counts)
 
 
 def memory_per_episode(count: int) -> float:

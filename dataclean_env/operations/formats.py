@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -100,21 +101,39 @@ class NormalizeDatesParams(Params):
     description="Rewrite dates in mixed formats as ISO text (YYYY-MM-DD) under a day/month convention.",
 )
 def normalize_dates(table: pd.DataFrame, params: NormalizeDatesParams, ctx: OpContext) -> OpResult:
-    columns = text_columns(table, ctx, params.column)
-    unread: list[str] = []
+    return rewrite_readable(
+        table,
+        ctx,
+        params.column,
+        lambda text: to_iso(text, params.convention),
+        "normalize_dates",
+        f"not a date under {params.convention}",
+    )
+
+
+def rewrite_readable(
+    table: pd.DataFrame,
+    ctx: OpContext,
+    column: str,
+    read: Callable[[str], str | None],
+    what: str,
+    unreadable: str,
+) -> OpResult:
+    """Rewrite the text cells `read` understands; leave the others and say which they are."""
+    unread: list[object] = []
 
     def rewrite(value: object) -> object:
-        iso = to_iso(value, params.convention) if isinstance(value, str) else None
-        if iso is None:
+        new = read(value) if isinstance(value, str) else None
+        if new is None:
             unread.append(value)
             return value
-        return iso
+        return new
 
-    result = rewrite_cells(table, ctx, columns, rewrite, "normalize_dates")
-    if unread:
-        note = f" Left as they were (not a date under {params.convention}): {sample(unread)}."
-        return OpResult(result.table, result.message + note, result.snapshot)
-    return result
+    result = rewrite_cells(table, ctx, text_columns(table, ctx, column), rewrite, what)
+    if not unread:
+        return result
+    note = f" Left as they were ({unreadable}): {sample(unread)}."
+    return OpResult(result.table, result.message + note, result.snapshot)
 
 
 def to_us_phone(text: str) -> str | None:
@@ -138,21 +157,9 @@ class ColumnParams(Params):
     description="Rewrite US phone numbers as (XXX) XXX-XXXX; others are left and reported.",
 )
 def phone_us(table: pd.DataFrame, params: ColumnParams, ctx: OpContext) -> OpResult:
-    columns = text_columns(table, ctx, params.column)
-    unread: list[str] = []
-
-    def rewrite(value: object) -> object:
-        phone = to_us_phone(value) if isinstance(value, str) else None
-        if phone is None:
-            unread.append(value)
-            return value
-        return phone
-
-    result = rewrite_cells(table, ctx, columns, rewrite, "phone_us")
-    if unread:
-        note = f" Left as they were (not a 10-digit US number): {sample(unread)}."
-        return OpResult(result.table, result.message + note, result.snapshot)
-    return result
+    return rewrite_readable(
+        table, ctx, params.column, to_us_phone, "phone_us", "not a 10-digit US number"
+    )
 
 
 @operation(
