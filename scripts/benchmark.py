@@ -106,6 +106,24 @@ def start_server() -> tuple[subprocess.Popen, str]:
     raise RuntimeError("server did not start")
 
 
+BASELINE_NOTES = [
+    "## How the baselines were run",
+    "",
+    "The original CleanifyAI server (the public repository ReverseCoder1/CleanifyAI at its",
+    "last stored commit: three tasks, one shared episode per task, the reward re-reading",
+    "`dirty.csv` on each step) was checked out outside this repository and started from its",
+    "own folder with this project's virtual environment: `python -m uvicorn main:app --port",
+    "7861 --loop asyncio --http h11` (what its plain `uvicorn` dependency gives it) and again",
+    "with `--loop uvloop --http httptools` (our server's stack), then measured with the same",
+    "loop as ours: for each task it serves, a reset and our optimal plan's steps, one request",
+    "at a time over one kept-alive connection. Nothing of it is part of this repository.",
+    "",
+    "Numbers move by about 30% between runs on these shared 2-core machines; the ratio,",
+    "measured within one run, moves less.",
+    "",
+]
+
+
 def served_tasks(url: str) -> list[str]:
     tasks = httpx.get(f"{url}/tasks", timeout=10).json()["tasks"]
     return [t["task_id"] for t in tasks if t["task_id"] in PLANS]
@@ -266,6 +284,8 @@ def main() -> int:
         f"**{memory / 1024:.1f} KiB**.",
         "",
     ]
+    if baselines:
+        lines += BASELINE_NOTES
     args.out.write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
     return 0
