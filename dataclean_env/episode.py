@@ -72,7 +72,10 @@ class Episode:
                 f"available: {', '.join(self._operations)}"
             )
         context = OpContext(
-            self.spec.target_schema, self._snapshot, allowed_operations=self._allowed
+            self.spec.target_schema,
+            self._snapshot,
+            protected_columns=self.spec.protected_columns,
+            allowed_operations=self._allowed,
         )
         try:
             result = op.apply(self.table, params, context)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 _NAME_KEYS = ("operation", "name", "action_type")
 _PARAM_KEYS = ("parameters", "params")
@@ -62,15 +62,26 @@ class Observation(BaseModel):
 
 
 class Reward(BaseModel):
-    """Every field is clamped to [0.0001, 0.9999] and rounded to 4 places."""
+    """Every field is clamped to [0.0001, 0.9999] and rounded to 4 places.
+
+    The fixed tasks report the five original components; custom (and generated) tasks report
+    repair, preservation and row integrity instead. Components a task does not have are
+    left out of the JSON."""
 
     total: float
-    duplicate_score: float
-    missing_score: float
-    dtype_score: float
-    outlier_score: float
-    schema_score: float
+    duplicate_score: float | None = None
+    missing_score: float | None = None
+    dtype_score: float | None = None
+    outlier_score: float | None = None
+    schema_score: float | None = None
+    repair_score: float | None = None
+    preservation_score: float | None = None
+    row_integrity_score: float | None = None
     penalty: float
+
+    @model_serializer(mode="wrap")
+    def _leave_out_absent(self, handler: Any) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None}
 
 
 class StepResult(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -16,6 +17,9 @@ class Settings(BaseSettings):
     host: str = "0.0.0.0"
     port: int = 7860
     datasets_dir: Path = PROJECT_ROOT / "datasets"
+    # More folders of custom datasets (each sub-folder with dirty.csv and clean.csv is a task),
+    # separated like PATH. Read from EXTRA_DATASETS, the name the issue tracker documents.
+    extra_datasets: str = Field(default="", validation_alias="EXTRA_DATASETS")
     # Episodes created by a reset are kept this long after their last use.
     episode_ttl_seconds: float = 3600.0
     # At most this many client-created episodes at once; past it, reset answers 503.

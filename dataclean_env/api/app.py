@@ -12,14 +12,14 @@ from dataclean_env.api.errors import install_error_handlers
 from dataclean_env.api.openenv_routes import mount_openenv
 from dataclean_env.sessions import EpisodeStore
 from dataclean_env.settings import Settings, get_settings
-from dataclean_env.tasks import TaskRegistry, default_registry
+from dataclean_env.tasks import TaskRegistry, registry_for
 
 log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings | None = None, registry: TaskRegistry | None = None) -> FastAPI:
     settings = settings or get_settings()
-    registry = registry or default_registry()
+    registry = registry or registry_for(settings)
     app = FastAPI(
         title="Data Cleaning OpenEnv",
         version=__version__,

@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from dataclean_env.grading import Grader, build_facts
 from dataclean_env.operations import canonical_name
-from dataclean_env.tasks.registry import Task, TaskSpec
+from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
 
 METADATA_FILE = "task_metadata.json"
 
@@ -86,18 +85,13 @@ class FixedFamily:
     name = "fixed"
 
     def __init__(self, datasets_dir: Path):
-        self.tasks = {
-            entry["task_id"]: load_fixed_task(datasets_dir, entry)
-            for entry in load_metadata(datasets_dir)
-        }
+        entries = load_metadata(datasets_dir)
+        self.tasks = {entry["task_id"]: load_fixed_task(datasets_dir, entry) for entry in entries}
+        self.folders = [datasets_dir / entry["folder"] for entry in entries]
 
     def specs(self) -> list[TaskSpec]:
         return [task.spec for task in self.tasks.values()]
 
     def make(self, task_id: str, seed: int | None) -> Task:
         fixed = self.tasks[task_id]
-        dirty = fixed.dirty.copy()
-        if seed is not None:
-            order = np.random.default_rng(seed).permutation(len(dirty))
-            dirty = dirty.iloc[order].reset_index(drop=True)
-        return Task(fixed.spec, dirty, fixed.grader, seed)
+        return Task(fixed.spec, shuffled(fixed.dirty, seed), fixed.grader, seed)

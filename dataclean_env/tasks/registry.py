@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
 import pandas as pd
 
 from dataclean_env.errors import UnknownTask
@@ -28,6 +29,7 @@ class TaskSpec:
     scoring: Mapping[str, float]
     target_schema: Mapping[str, str] = field(default_factory=dict)
     cells: int = 0  # size of the dirty table (rows x columns), for scheduling work
+    protected_columns: frozenset[str] = frozenset()  # key columns no operation may change
 
     def public(self) -> dict[str, Any]:
         """What /tasks shows: never gold values or grader internals beyond the weights."""
@@ -50,6 +52,16 @@ class Task:
     seed: int | None = None
 
 
+def shuffled(dirty: pd.DataFrame, seed: int | None) -> pd.DataFrame:
+    """The dirty table an episode starts from: a copy, rows shuffled when a seed is given.
+    Graders align rows by key, so the shuffle changes what the agent sees, not the score."""
+    table = dirty.copy()
+    if seed is None:
+        return table
+    order = np.random.default_rng(seed).permutation(len(table))
+    return table.iloc[order].reset_index(drop=True)
+
+
 class TaskFamily(Protocol):
     name: str
 
@@ -62,7 +74,10 @@ class TaskRegistry:
     def __init__(self, families: Iterable[TaskFamily]):
         self._families: dict[str, TaskFamily] = {}
         self._specs: dict[str, TaskSpec] = {}
+        # Folders or entries a family could not load (reported at start-up, then skipped).
+        self.problems: list[str] = []
         for family in families:
+            self.problems += getattr(family, "problems", [])
             for spec in family.specs():
                 if spec.task_id in self._specs:
                     raise ValueError(f"task id {spec.task_id!r} defined twice")

@@ -1,0 +1,124 @@
+"""The preservation-aware grader of custom (and generated) tasks.
+
+    total = 0.60 * repair + 0.20 * preservation + 0.20 * row integrity
+
+* repair: of the cells that were wrong in the dirty table, the share that now equal gold;
+* preservation: of the cells that were already right, the share that still are;
+* row integrity: 1 - (extra + missing rows) / max(1, submitted + expected).
+
+Rows are aligned by the key column (order ignored); a cell is (gold key, gold column), read
+from the first row with that key and the column of the same name. Cells compare exactly
+after canonicalisation to the gold column's kind (numbers, dates), never fuzzily. A fully
+correct table scores exactly 1.0 before the API's clamp; doing nothing earns the preserved
+cells' share and the dirty table's row integrity, and repair 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from dataclean_env.canonical import MISSING, cells_equal, is_missing, kind_of
+from dataclean_env.grading.facts import key_text
+from dataclean_env.grading.penalties import ActionRecord
+from dataclean_env.grading.reward import clamp
+from dataclean_env.snapshot import Snapshot
+
+WEIGHTS = {"repair_score": 0.6, "preservation_score": 0.2, "row_integrity_score": 0.2}
+Cell = tuple[str, str, Any]  # (key, gold column, gold value)
+
+
+def _keys(values: list[Any]) -> list[str | None]:
+    return [None if v is MISSING else key_text(v) for v in values]
+
+
+@dataclass(frozen=True)
+class PreservationGrader:
+    key: str
+    kinds: Mapping[str, str]
+    gold_keys: frozenset[str]
+    to_repair: tuple[Cell, ...]
+    to_preserve: tuple[Cell, ...]
+
+    @classmethod
+    def for_task(cls, dirty: pd.DataFrame, gold: pd.DataFrame, key: str) -> PreservationGrader:
+        kinds = {c: kind_of(gold[c].dtype) for c in gold.columns}
+        gold_keys = [key_text(v) for v in gold[key]]
+        if None in gold_keys or len(set(gold_keys)) != len(gold_keys):
+            raise ValueError(
+                f"the key column {key!r} of the clean table must be unique and complete"
+            )
+        dirty_snapshot = Snapshot.of(dirty)
+        first = _first_rows(_keys(dirty_snapshot.values[key]) if key in dirty else [])
+        to_repair, to_preserve = [], []
+        for position, gold_key in enumerate(gold_keys):
+            row = first.get(gold_key)
+            for column in gold.columns:
+                if column == key:
+                    continue
+                gold_value = gold[column].iloc[position]
+                cell = (gold_key, column, None if is_missing(gold_value) else gold_value)
+                dirty_values = dirty_snapshot.values.get(column)
+                right = (
+                    row is not None
+                    and dirty_values is not None
+                    and _equal(dirty_values[row], cell[2], kinds[column])
+                )
+                (to_preserve if right else to_repair).append(cell)
+        return cls(key, kinds, frozenset(gold_keys), tuple(to_repair), tuple(to_preserve))
+
+    def components(self, snapshot: Snapshot) -> dict[str, float]:
+        keys = _keys(snapshot.values[self.key]) if self.key in snapshot.values else []
+        first = _first_rows(keys)
+        matched = sum(1 for k in self.gold_keys if k in first)
+        submitted, expected = snapshot.n_rows, len(self.gold_keys)
+        wrong_rows = (submitted - matched) + (expected - matched)
+        return {
+            "repair_score": self._share_right(self.to_repair, snapshot, first),
+            "preservation_score": self._share_right(self.to_preserve, snapshot, first),
+            "row_integrity_score": 1.0 - wrong_rows / max(1, submitted + expected),
+        }
+
+    def _share_right(
+        self, cells: tuple[Cell, ...], snapshot: Snapshot, first: dict[str, int]
+    ) -> float:
+        if not cells:
+            return 1.0
+        right = 0
+        for key, column, gold_value in cells:
+            row, values = first.get(key), snapshot.values.get(column)
+            if row is not None and values is not None:
+                right += _equal(values[row], gold_value, self.kinds[column])
+        return right / len(cells)
+
+    def combine(
+        self, scores: Mapping[str, float], history: Sequence[ActionRecord], max_steps: int
+    ) -> dict[str, float]:
+        total = sum(WEIGHTS[name] * score for name, score in scores.items())
+        return {
+            "total": clamp(total),
+            **{name: clamp(score) for name, score in scores.items()},
+            "penalty": clamp(0.0),
+        }
+
+    def reward(
+        self, snapshot: Snapshot, history: Sequence[ActionRecord], max_steps: int
+    ) -> dict[str, float]:
+        return self.combine(self.components(snapshot), history, max_steps)
+
+
+def _first_rows(keys: list[str | None]) -> dict[str, int]:
+    first: dict[str, int] = {}
+    for position, key in enumerate(keys):
+        if key is not None and key not in first:
+            first[key] = position
+    return first
+
+
+def _equal(cell: Any, gold_value: Any, kind: str) -> bool:
+    if gold_value is None:
+        return cell is MISSING
+    return cell is not MISSING and cells_equal(cell, gold_value, kind)
