@@ -2,7 +2,7 @@
 
 A task is a dirty table, its grader (built from gold once) and a public spec. A family knows
 a set of task ids and makes a task for an id and seed; adding a family means writing one
-module that implements `TaskFamily` and registering it in `default_registry`.
+module that implements `TaskFamily` and listing it in `tasks/__init__.py`.
 """
 
 from __future__ import annotations
