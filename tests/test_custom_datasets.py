@@ -91,8 +91,8 @@ def test_grader_exact_values_on_a_hand_made_table() -> None:
         }
     )
     grader = PreservationGrader.for_task(dirty, gold, "id")
-    # To repair: name of 1, n of 2, n of 4 (3 cells); to preserve: the other 5.
-    assert (len(grader.to_repair), len(grader.to_preserve)) == (3, 5)
+    # To repair: the name of 1 and every n (text, not yet numbers): 5 cells; to preserve: 3.
+    assert (len(grader.to_repair), len(grader.to_preserve)) == (5, 3)
 
     def scores(table: pd.DataFrame) -> dict[str, float]:
         return grader.components(Snapshot.of(table))
@@ -109,10 +109,12 @@ def test_grader_exact_values_on_a_hand_made_table() -> None:
     }
     damaged = gold.drop(index=[1]).assign(name=["Ana", "Cy", "XX"])  # lose row 2, break Di
     assert scores(damaged) == {
-        "repair_score": 2 / 3,  # row 2's n is gone; 1's name and 4's n are right
-        "preservation_score": 3 / 5,  # Bo's name gone, Di's name broken
+        "repair_score": 4 / 5,  # row 2's n is gone with its row
+        "preservation_score": 1 / 3,  # Bo's name gone, Di's name broken
         "row_integrity_score": 1 - 1 / 7,
     }
+    as_text = gold.assign(n=["1", "2", "3", "4"])  # right digits, wrong type
+    assert scores(as_text)["repair_score"] == 1 / 5
     shuffled = gold.iloc[[3, 1, 0, 2]].reset_index(drop=True)
     assert scores(shuffled) == scores(gold)
     reward = grader.reward(Snapshot.of(gold), [], 10)
@@ -130,7 +132,11 @@ def test_folders_without_a_key_are_aligned_by_position(tmp_path) -> None:
     with pytest.raises(InvalidParameters, match="protected"):
         episode.step(Action(operation="fix_dtype", parameters={"column": "row_id", "dtype": "str"}))
     episode.step(Action(operation="strip", parameters={"column": "name"}))
-    result = episode.step(Action(operation="replace_missing", parameters={"tokens": ["n/a"]}))
+    episode.step(Action(operation="replace_missing", parameters={"tokens": ["n/a"]}))
+    # The clean file's age is a number column: the text must also become numbers.
+    result = episode.step(
+        Action(operation="fix_dtype", parameters={"column": "age", "dtype": "float"})
+    )
     assert result.reward.total == 0.9999
 
 

@@ -7,8 +7,10 @@
 * row integrity: 1 - (extra + missing rows) / max(1, submitted + expected).
 
 Rows are aligned by the key column (order ignored); a cell is (gold key, gold column), read
-from the first row with that key and the column of the same name. Cells compare exactly
-after canonicalisation to the gold column's kind (numbers, dates), never fuzzily. A fully
+from the first row with that key and the column of the same name. A cell is right when its
+column has the gold column's type and its value equals gold after canonicalisation within
+that type (numbers within 0.005, dates as dates, text exactly) — never fuzzily; so the
+text "42" is not yet the number 42. A fully
 correct table scores exactly 1.0 before the API's clamp; doing nothing earns the preserved
 cells' share and the dirty table's row integrity, and repair 0.
 """
@@ -61,12 +63,7 @@ class PreservationGrader:
                     continue
                 gold_value = gold[column].iloc[position]
                 cell = (gold_key, column, None if is_missing(gold_value) else gold_value)
-                dirty_values = dirty_snapshot.values.get(column)
-                right = (
-                    row is not None
-                    and dirty_values is not None
-                    and _equal(dirty_values[row], cell[2], kinds[column])
-                )
+                right = row is not None and _right(dirty_snapshot, row, column, cell[2], kinds)
                 (to_preserve if right else to_repair).append(cell)
         return cls(key, kinds, frozenset(gold_keys), tuple(to_repair), tuple(to_preserve))
 
@@ -89,9 +86,8 @@ class PreservationGrader:
             return 1.0
         right = 0
         for key, column, gold_value in cells:
-            row, values = first.get(key), snapshot.values.get(column)
-            if row is not None and values is not None:
-                right += _equal(values[row], gold_value, self.kinds[column])
+            row = first.get(key)
+            right += row is not None and _right(snapshot, row, column, gold_value, self.kinds)
         return right / len(cells)
 
     def combine(
@@ -118,7 +114,13 @@ def _first_rows(keys: list[str | None]) -> dict[str, int]:
     return first
 
 
-def _equal(cell: Any, gold_value: Any, kind: str) -> bool:
+def _right(
+    snapshot: Snapshot, row: int, column: str, gold_value: Any, kinds: Mapping[str, str]
+) -> bool:
+    """The table's cell equals gold: same column type, equal value (missing if gold is)."""
+    if snapshot.kinds.get(column) != kinds[column]:
+        return False
+    cell = snapshot.values[column][row]
     if gold_value is None:
         return cell is MISSING
-    return cell is not MISSING and cells_equal(cell, gold_value, kind)
+    return cell is not MISSING and cells_equal(cell, gold_value, kinds[column])
