@@ -28,12 +28,14 @@ class DataCleaningEnv:
         self._episode: Episode | None = None
         self._resets = 0
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None) -> StepResult:
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, split: str = "train"
+    ) -> StepResult:
         if seed is not None:
             self.seed = seed
         self._resets += 1
         episode_id = episode_id or f"{self.task_id}-local-{self._resets}"
-        self._episode = Episode(episode_id, self.registry.make(self.task_id, self.seed))
+        self._episode = Episode(episode_id, self.registry.make(self.task_id, self.seed, split))
         return self._episode.result()
 
     def step(self, action: Action | dict[str, Any]) -> StepResult:

@@ -157,6 +157,7 @@ class Episode:
             episode_id=self.episode_id,
             task_id=self.spec.task_id,
             seed=self.task.seed,
+            split=self.task.split,
             step_count=self.step_count,
             max_steps=self.spec.max_steps,
             steps_remaining=self.spec.max_steps - self.step_count,

@@ -1,7 +1,7 @@
 """The OpenEnv `Environment`: one instance per WebSocket session, each its own episode.
 
 Reset options (the `data` of a reset frame): `task_id` (default: the first task), `seed`,
-`episode_id`, and `reward_mode`: "delta" (default) makes the float reward of each step the
+`split` (generated families), `episode_id`, and `reward_mode`: "delta" (default) makes the float reward of each step the
 change in episode score, so that summing a session's step rewards gives final minus initial
 score; "absolute" makes it the score itself. Either way the observation carries the
 absolute `score` and its `score_components`.
@@ -62,12 +62,13 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         episode_id: str | None = None,
         task_id: str | None = None,
         reward_mode: RewardMode = "delta",
+        split: str = "train",
         **options: Any,
     ) -> CleaningObservation:
-        request = self._reset_request(seed, episode_id, task_id, reward_mode, options)
+        request = self._reset_request(seed, episode_id, task_id, reward_mode, split, options)
         task = request.task_id or self.registry.task_ids()[0]
         name = request.episode_id or f"ws-{uuid.uuid4().hex[:12]}"
-        self.episode = Episode(name, self.registry.make(task, request.seed))
+        self.episode = Episode(name, self.registry.make(task, request.seed, request.split))
         self.reward_mode = reward_mode
         self._last_score = self.episode.reward.total
         first = self._last_score if reward_mode == "absolute" else 0.0
@@ -82,18 +83,18 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         return await run_sized(lambda: self.reset(seed, episode_id, **options), cells)
 
     def _reset_request(
-        self, seed: Any, episode_id: Any, task_id: Any, reward_mode: Any, options: dict
+        self, seed: Any, episode_id: Any, task_id: Any, reward_mode: Any, split: Any, options: dict
     ) -> ResetRequest:
         if options:
             raise InvalidAction(
                 f"unknown reset options {sorted(options)}; "
-                "accepted: task_id, seed, episode_id, reward_mode"
+                "accepted: task_id, seed, split, episode_id, reward_mode"
             )
         if reward_mode not in ("delta", "absolute"):
             raise InvalidAction("reward_mode must be 'delta' or 'absolute'")
         try:
             request = ResetRequest.model_validate(
-                {"seed": seed, "episode_id": episode_id, "task_id": task_id}
+                {"seed": seed, "episode_id": episode_id, "task_id": task_id, "split": split}
             )
         except ValidationError as exc:
             raise InvalidAction(str(exc.errors(include_url=False)[0]["msg"])) from None

@@ -103,6 +103,7 @@ class CleaningObservation(OpenEnvObservation):
 class CleaningState(OpenEnvState):
     task_id: str | None = None
     seed: int | None = None
+    split: str = "train"
     max_steps: int = 0
     steps_remaining: int = 0
     done: bool = False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
@@ -102,6 +102,7 @@ class EpisodeState(BaseModel):
     episode_id: str
     task_id: str
     seed: int | None
+    split: str
     step_count: int
     max_steps: int
     steps_remaining: int
@@ -131,3 +132,6 @@ class ResetRequest(BaseModel):
     task_id: str | None = Field(default=None, description="Task to start (POST /reset only).")
     seed: int | None = Field(default=None, ge=0, lt=2**63, description="Shuffles the rows.")
     episode_id: str | None = Field(default=None, description="Id for the new episode.")
+    split: Literal["train", "eval", "test"] = Field(
+        default="train", description="Seed stream of a generated family (others ignore it)."
+    )

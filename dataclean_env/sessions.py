@@ -50,10 +50,14 @@ class EpisodeStore:
         return len(self._episodes)
 
     def reset(
-        self, task_id: str, seed: int | None = None, episode_id: str | None = None
+        self,
+        task_id: str,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        split: str = "train",
     ) -> Episode:
         """A fresh episode of `task_id`. Without an id it becomes the task's default episode."""
-        task = self.registry.make(task_id, seed)  # outside the lock: may take a moment
+        task = self.registry.make(task_id, seed, split)  # outside the lock: may take a moment
         if episode_id is None:
             episode = Episode(f"{task_id}-{uuid.uuid4().hex[:12]}", task)
             episode.last_used = self.clock()

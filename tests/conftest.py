@@ -23,6 +23,9 @@ TASK_IDS = [
     "hard_full_pipeline",
     "expert_sales_pipeline",
 ]
+# The generated families: one task id each, instances chosen by seed and split.
+GENERATED_IDS = ["fix_types", "normalize_dedupe"]
+ALL_TASK_IDS = [*TASK_IDS, *GENERATED_IDS]
 # The reward object of the contract, in its order.
 REWARD_FIELDS = [
     "total",
@@ -31,6 +34,14 @@ REWARD_FIELDS = [
     "dtype_score",
     "outlier_score",
     "schema_score",
+    "penalty",
+]
+# The reward object of custom and generated tasks.
+PRESERVATION_FIELDS = [
+    "total",
+    "repair_score",
+    "preservation_score",
+    "row_integrity_score",
     "penalty",
 ]
 # The observation fields that describe the table (a refused step must not change them).

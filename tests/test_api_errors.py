@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from dataclean_env.api.app import create_app
 from dataclean_env.settings import Settings
-from tests.conftest import TABLE_FIELDS, TASK_IDS
+from tests.conftest import ALL_TASK_IDS, TABLE_FIELDS, TASK_IDS
 
 # A real, table-changing first step per task, so that "unchanged" has something to keep.
 WARMUP = {
@@ -578,4 +578,4 @@ def test_fuzz_reset(lenient: TestClient, index: int) -> None:
     if response.status_code == 200:
         assert body["observation"]["step"] == 0
         assert body["observation"]["task_id"] == task_id
-    assert client.get("/health").json() == {"status": "healthy", "tasks_loaded": 4}
+    assert client.get("/health").json() == {"status": "healthy", "tasks_loaded": len(ALL_TASK_IDS)}

@@ -18,7 +18,7 @@ from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import registry_for
-from tests.conftest import TASK_IDS
+from tests.conftest import ALL_TASK_IDS
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "custom_datasets"
@@ -62,7 +62,7 @@ def write(folder: Path, dirty: str, clean: str | None, task: str | None = None) 
 
 def test_the_example_folder_is_a_task_that_the_documented_fixes_solve() -> None:
     registry = registry_for(Settings(extra_datasets=str(EXAMPLES)))
-    assert registry.task_ids() == [*TASK_IDS, "contacts"]
+    assert registry.task_ids() == [*ALL_TASK_IDS, "contacts"]
     spec = registry.spec("contacts")
     assert (spec.family, spec.max_steps, spec.protected_columns) == ("custom", 20, {"contact_id"})
     episode = Episode("c", registry.make("contacts", 3))
@@ -184,13 +184,16 @@ def test_bad_folders_are_reported_and_skipped_and_the_server_still_serves(tmp_pa
     missing = tmp_path / "nowhere"
     settings = Settings(extra_datasets=os.pathsep.join([str(parent), str(missing)]))
     registry = registry_for(settings)
-    assert registry.task_ids() == [*TASK_IDS, "good"]
+    assert registry.task_ids() == [*ALL_TASK_IDS, "good"]
     problems = registry.problems
     for name, (*_, reason) in BAD_FOLDERS.items():
         assert any(p.startswith(str(parent / name)) and reason in p for p in problems), name
     assert any(p.startswith(str(missing)) and "is not a folder" in p for p in problems)
     with TestClient(create_app(settings)) as client:
-        assert client.get("/health").json() == {"status": "healthy", "tasks_loaded": 5}
+        assert client.get("/health").json() == {
+            "status": "healthy",
+            "tasks_loaded": len(ALL_TASK_IDS) + 1,
+        }
         listed = {t["task_id"]: t for t in client.get("/tasks").json()["tasks"]}
         assert listed["good"]["family"] == "custom"
         assert listed["good"]["scoring"] == {

@@ -20,7 +20,7 @@ from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
-from tests.conftest import TASK_IDS, LiveServer
+from tests.conftest import ALL_TASK_IDS, TASK_IDS, LiveServer
 
 ROOT = Path(__file__).resolve().parent.parent
 OPENENV = str(Path(sys.executable).parent / "openenv")
@@ -234,7 +234,10 @@ def test_metadata_health_and_mcp(server) -> None:
     assert metadata["name"] == "data-cleaning-openenv"
     assert metadata["version"] == "0.2.0"
     assert metadata["readme_content"].startswith("---")
-    assert httpx.get(f"{server.url}/health").json() == {"status": "healthy", "tasks_loaded": 4}
+    assert httpx.get(f"{server.url}/health").json() == {
+        "status": "healthy",
+        "tasks_loaded": len(ALL_TASK_IDS),
+    }
     answer = httpx.post(
         f"{server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     )

@@ -73,7 +73,7 @@ async def _reset(
     spec = store.registry.spec(task)  # 404 before any work
 
     def work() -> dict[str, Any]:
-        episode = store.reset(task, body.seed, _first(body.episode_id, episode_id))
+        episode = store.reset(task, body.seed, _first(body.episode_id, episode_id), body.split)
         return episode.result().model_dump(mode="json")
 
     return await run_engine(work, spec.cells)

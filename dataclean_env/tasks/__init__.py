@@ -9,6 +9,7 @@ from pathlib import Path
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks.custom import CustomFamily
 from dataclean_env.tasks.fixed import FixedFamily
+from dataclean_env.tasks.generated import FAMILIES, GeneratedFamily
 from dataclean_env.tasks.registry import Task, TaskFamily, TaskRegistry, TaskSpec
 
 
@@ -16,8 +17,9 @@ from dataclean_env.tasks.registry import Task, TaskFamily, TaskRegistry, TaskSpe
 def _registry(datasets_dir: Path, extra_datasets: str) -> TaskRegistry:
     fixed = FixedFamily(datasets_dir)
     extra = [Path(p) for p in extra_datasets.split(os.pathsep) if p.strip()]
-    custom = CustomFamily([datasets_dir, *extra], skip=fixed.folders, taken=fixed.tasks)
-    return TaskRegistry([fixed, custom])
+    taken = [*fixed.tasks, *FAMILIES]
+    custom = CustomFamily([datasets_dir, *extra], skip=fixed.folders, taken=taken)
+    return TaskRegistry([fixed, GeneratedFamily(), custom])
 
 
 def registry_for(settings: Settings) -> TaskRegistry:

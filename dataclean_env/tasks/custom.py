@@ -174,6 +174,6 @@ class CustomFamily:
     def specs(self) -> list[TaskSpec]:
         return [task.spec for task in self.tasks.values()]
 
-    def make(self, task_id: str, seed: int | None) -> Task:
+    def make(self, task_id: str, seed: int | None, split: str = "train") -> Task:
         loaded = self.tasks[task_id]
         return Task(loaded.spec, shuffled(loaded.dirty, seed), loaded.grader, seed)

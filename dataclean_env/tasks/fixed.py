@@ -92,6 +92,6 @@ class FixedFamily:
     def specs(self) -> list[TaskSpec]:
         return [task.spec for task in self.tasks.values()]
 
-    def make(self, task_id: str, seed: int | None) -> Task:
+    def make(self, task_id: str, seed: int | None, split: str = "train") -> Task:
         fixed = self.tasks[task_id]
         return Task(fixed.spec, shuffled(fixed.dirty, seed), fixed.grader, seed)

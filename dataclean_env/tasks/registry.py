@@ -16,6 +16,7 @@ import pandas as pd
 
 from dataclean_env.errors import UnknownTask
 from dataclean_env.grading import Grader
+from dataclean_env.grading.preservation import PreservationGrader
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,9 @@ class TaskSpec:
 class Task:
     spec: TaskSpec
     dirty: pd.DataFrame
-    grader: Grader
+    grader: Grader | PreservationGrader
     seed: int | None = None
+    split: str = "train"
 
 
 def shuffled(dirty: pd.DataFrame, seed: int | None) -> pd.DataFrame:
@@ -67,7 +69,7 @@ class TaskFamily(Protocol):
 
     def specs(self) -> Iterable[TaskSpec]: ...
 
-    def make(self, task_id: str, seed: int | None) -> Task: ...
+    def make(self, task_id: str, seed: int | None, split: str = "train") -> Task: ...
 
 
 class TaskRegistry:
@@ -98,6 +100,8 @@ class TaskRegistry:
                 f"unknown task {task_id!r}; known tasks: {', '.join(self._specs)}"
             ) from None
 
-    def make(self, task_id: str, seed: int | None = None) -> Task:
+    def make(self, task_id: str, seed: int | None = None, split: str = "train") -> Task:
+        """A task to start an episode from. `split` picks the seed stream of generated
+        families; fixed and custom tasks have one table and ignore it."""
         self.spec(task_id)
-        return self._families[task_id].make(task_id, seed)
+        return self._families[task_id].make(task_id, seed, split)

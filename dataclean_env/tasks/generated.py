@@ -1,0 +1,76 @@
+"""Generated task families: unlimited seeded instances in train / eval / test splits.
+
+The task id names the family; `reset(task_id, seed, split)` picks the instance, the same
+triple giving the same table, rule card and grader on every machine. Instances are graded
+like custom datasets (repair, preservation, row integrity), and the key is protected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from random import Random
+
+from dataclean_env.canonical import kind_of
+from dataclean_env.errors import InvalidAction
+from dataclean_env.generation import SPLITS, Generated, fix_types, instance_rng, normalize_dedupe
+from dataclean_env.grading.preservation import WEIGHTS, PreservationGrader
+from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
+
+FAMILIES: dict[str, Callable[[Random], Generated]] = {
+    "fix_types": fix_types.generate,
+    "normalize_dedupe": normalize_dedupe.generate,
+}
+
+
+@lru_cache(maxsize=512)  # resets of the same instance reuse its tables and grader
+def instance(task_id: str, split: str, seed: int) -> tuple[TaskSpec, Generated, PreservationGrader]:
+    generated = FAMILIES[task_id](instance_rng(task_id, split, seed))
+    clean = generated.clean
+    spec = TaskSpec(
+        task_id=task_id,
+        family="generated",
+        difficulty="generated",
+        description=generated.description,
+        max_steps=generated.max_steps,
+        operations=generated.operations,
+        scoring=dict(WEIGHTS),
+        target_schema={c: kind_of(clean[c].dtype) for c in clean.columns},
+        cells=generated.dirty.size,
+        protected_columns=frozenset({generated.key}),
+    )
+    grader = PreservationGrader.for_task(generated.dirty, clean, generated.key)
+    return spec, generated, grader
+
+
+class GeneratedFamily:
+    name = "generated"
+
+    def specs(self) -> list[TaskSpec]:
+        specs = []
+        for task_id in FAMILIES:
+            sample, _, _ = instance(task_id, "train", 0)
+            specs.append(
+                TaskSpec(
+                    task_id=task_id,
+                    family=self.name,
+                    difficulty="generated",
+                    description=(
+                        f"Generated family: reset with a seed (an integer >= 0) and a split "
+                        f"({', '.join(SPLITS)}) to get an instance; each instance carries its "
+                        f"own rule card. Instance train/0 reads: {sample.description}"
+                    ),
+                    max_steps=sample.max_steps,
+                    operations=sample.operations,
+                    scoring=sample.scoring,
+                    cells=sample.cells,
+                    protected_columns=sample.protected_columns,
+                )
+            )
+        return specs
+
+    def make(self, task_id: str, seed: int | None, split: str = "train") -> Task:
+        if split not in SPLITS:
+            raise InvalidAction(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
+        spec, generated, grader = instance(task_id, split, seed or 0)
+        return Task(spec, shuffled(generated.dirty, None), grader, seed or 0, split)

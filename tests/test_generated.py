@@ -1,0 +1,110 @@
+"""Generated families: seeded, reproducible byte for byte, disjoint splits, a rule card per
+instance, solvable by the plan the card describes, and reachable over every door."""
+
+from __future__ import annotations
+
+import pytest
+
+from dataclean_env.episode import Episode
+from dataclean_env.errors import InvalidAction
+from dataclean_env.generation import SPLITS, instance_number
+from dataclean_env.schemas import Action
+from dataclean_env.tasks.generated import FAMILIES
+from environment import DataCleaningEnv
+from tests.conftest import GENERATED_IDS, PRESERVATION_FIELDS
+
+
+def plan_for(task_id: str, description: str) -> list[dict]:
+    """The plan an instance's rule card describes."""
+    if task_id == "fix_types":
+        casts = {"quantity": "int", "unit_price": "float", "paid": "bool", "ordered_on": "datetime"}
+        return [
+            {"operation": "fix_dtype", "parameters": {"column": c, "dtype": d}}
+            for c, d in casts.items()
+        ]
+    convention = "us" if "(US)" in description else "eu"
+    return [
+        {"operation": "strip"},
+        {"operation": "title", "parameters": {"column": "name"}},
+        {"operation": "phone_us", "parameters": {"column": "phone"}},
+        {
+            "operation": "normalize_dates",
+            "parameters": {"column": "signup_date", "convention": convention},
+        },
+        {"operation": "dedupe", "parameters": {"keys": ["customer_id"]}},
+    ]
+
+
+def test_families_are_listed() -> None:
+    assert list(FAMILIES) == GENERATED_IDS
+
+
+def test_splits_never_share_an_instance() -> None:
+    numbers = {split: {instance_number(split, seed) for seed in range(1000)} for split in SPLITS}
+    assert not numbers["train"] & numbers["eval"]
+    assert not numbers["train"] & numbers["test"]
+    assert not numbers["eval"] & numbers["test"]
+
+
+@pytest.mark.parametrize("task_id", GENERATED_IDS)
+def test_same_seed_and_split_give_the_same_bytes(registry, task_id) -> None:
+    first = registry.make(task_id, 11, "eval")
+    again = registry.make(task_id, 11, "eval")
+    assert first.dirty.to_csv() == again.dirty.to_csv()
+    assert first.spec == again.spec
+    other_split = registry.make(task_id, 11, "test")
+    other_seed = registry.make(task_id, 12, "eval")
+    assert other_split.dirty.to_csv() != first.dirty.to_csv()
+    assert other_seed.dirty.to_csv() != first.dirty.to_csv()
+
+
+@pytest.mark.parametrize("task_id", GENERATED_IDS)
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_rule_card_plan_solves_every_instance(registry, task_id, split) -> None:
+    for seed in range(15):
+        episode = Episode("g", registry.make(task_id, seed, split))
+        assert list(episode.reward.model_dump()) == PRESERVATION_FIELDS
+        start = episode.reward.total
+        assert start <= 0.4  # doing nothing: the preserved cells' share and row integrity
+        for action in plan_for(task_id, episode.spec.description):
+            result = episode.step(Action(**action))
+        assert result.reward.total == 0.9999, (split, seed, result.reward)
+
+
+def test_the_rule_card_matters_the_wrong_convention_does_not_solve(registry) -> None:
+    solved_wrongly = 0
+    for seed in range(10):
+        episode = Episode("g", registry.make("normalize_dedupe", seed, "train"))
+        plan = plan_for("normalize_dedupe", episode.spec.description)
+        wrong = "eu" if plan[3]["parameters"]["convention"] == "us" else "us"
+        plan[3]["parameters"]["convention"] = wrong
+        for action in plan:
+            result = episode.step(Action(**action))
+        solved_wrongly += result.reward.total == 0.9999
+    assert solved_wrongly == 0
+
+
+def test_the_key_is_protected_and_the_split_is_validated(registry) -> None:
+    episode = Episode("g", registry.make("fix_types", 0))
+    with pytest.raises(Exception, match="protected"):
+        episode.step(
+            Action(operation="fix_dtype", parameters={"column": "order_id", "dtype": "str"})
+        )
+    with pytest.raises(InvalidAction):
+        registry.make("fix_types", 0, "validation")
+
+
+def test_every_door_takes_seed_and_split(client) -> None:
+    body = client.post(
+        "/reset/fix_types", json={"seed": 4, "split": "test", "episode_id": "f"}
+    ).json()
+    env = DataCleaningEnv(task_id="fix_types")
+    local = env.reset(seed=4, split="test")
+    assert (
+        body["observation"]["sample_rows"]
+        == local.observation.model_dump(mode="json")["sample_rows"]
+    )
+    assert client.get("/state", params={"episode_id": "f"}).json()["split"] == "test"
+    refused = client.post("/reset/fix_types", json={"split": "holdout"})
+    assert refused.status_code == 422
+    assert refused.json()["code"] == "INVALID_ACTION"
