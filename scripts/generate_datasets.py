@@ -31,6 +31,8 @@ from dataclean_env.operations import OpContext, run_plan  # noqa: E402
 from dataclean_env.operations.outliers import outlier_mask  # noqa: E402
 from dataclean_env.tasks.fixed import cast_to_schema, read_table  # noqa: E402
 
+# Frozen on purpose, not imported from dataclean_env.generation.pools: the committed fixed
+# tasks are exactly what these lists produce, while the generated families' pools may grow.
 FIRST = [
     "Priya",
     "José",
