@@ -23,14 +23,18 @@ from pydantic import ValidationError
 from dataclean_env import ENV_NAME, __version__
 from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError, InvalidAction
+from dataclean_env.generation import SPLITS
 from dataclean_env.openenv_types import CleaningAction, CleaningObservation, CleaningState
 from dataclean_env.scheduling import run_sized
 from dataclean_env.schemas import Action, ResetRequest, StepResult
 from dataclean_env.sessions import check_episode_id
 from dataclean_env.settings import PROJECT_ROOT
 from dataclean_env.tasks import TaskRegistry, default_registry
+from dataclean_env.tasks.generated import FAMILIES, instance
 
 RewardMode = Literal["delta", "absolute"]
+SPLIT_SIZES = {"train": 1000, "eval": 200, "test": 200}  # listed instances per family
+MAX_TASK_RANGE = 500
 DESCRIPTION = (
     "Clean a dirty table one operation per step (deduplicate, rename, fill, fix types, "
     "remove outliers, validate, finish); every step is scored cell by cell against a hidden "
@@ -156,3 +160,41 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
 
     def close(self) -> None:
         """Nothing to release: the episode lives in memory and goes with this instance."""
+
+    # ── OpenEnv's task API (GET /{env}/splits, POST /{env}/tasks|num_tasks|task|task_range) ──
+    # The generated families' instances, indexed per split: index i is family i % F with
+    # seed i // F. Streams are unlimited; SPLIT_SIZES fixes how many the task API lists.
+    def list_splits(self) -> list[str]:
+        return list(SPLITS)
+
+    def num_tasks(self, split: str) -> int:
+        return SPLIT_SIZES[_split(split)] * len(FAMILIES)
+
+    def get_task(self, split: str, index: int) -> dict[str, Any]:
+        if not 0 <= index < self.num_tasks(split):
+            raise IndexError(index)
+        family = list(FAMILIES)[index % len(FAMILIES)]
+        seed = index // len(FAMILIES)
+        spec, _, _ = instance(family, split, seed)
+        return {"task_id": family, "split": split, "seed": seed, "description": spec.description}
+
+    def get_task_range(
+        self, split: str, start: int | None = None, stop: int | None = None
+    ) -> list[dict[str, Any]]:
+        indexes = range(self.num_tasks(split))[start:stop]  # at most MAX_TASK_RANGE of them
+        return [self.get_task(split, i) for i in indexes[:MAX_TASK_RANGE]]
+
+    def list_tasks(self, split: str) -> list[dict[str, Any]]:
+        """Every listed instance of the split, without generating them (use get_task for
+        an instance's rule card)."""
+        families = list(FAMILIES)
+        return [
+            {"task_id": families[i % len(families)], "split": split, "seed": i // len(families)}
+            for i in range(self.num_tasks(split))
+        ]
+
+
+def _split(split: str) -> str:
+    if split not in SPLITS:  # an EnvError, so the app answers 422 rather than openenv's 500
+        raise InvalidAction(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
+    return split

@@ -108,3 +108,30 @@ def test_every_door_takes_seed_and_split(client) -> None:
     refused = client.post("/reset/fix_types", json={"split": "holdout"})
     assert refused.status_code == 422
     assert refused.json()["code"] == "INVALID_ACTION"
+
+
+def test_openenv_task_api_lists_generated_instances(client) -> None:
+    base = "/data-cleaning-openenv"
+    assert [s["name"] for s in client.get(f"{base}/splits").json()] == ["train", "eval", "test"]
+    assert client.post(f"{base}/num_tasks", json={"split": "eval"}).json() == {"num_tasks": 400}
+    task = client.post(f"{base}/task", json={"split": "eval", "index": 3}).json()["task"]
+    assert (task["task_id"], task["split"], task["seed"]) == ("normalize_dedupe", "eval", 1)
+    listed = client.post(f"{base}/tasks", json={"split": "test"}).json()["tasks"]
+    assert len(listed) == 400 and listed[5] == {
+        "task_id": "normalize_dedupe",
+        "split": "test",
+        "seed": 2,
+    }
+    window = client.post(f"{base}/task_range", json={"split": "train", "start": 10, "stop": 14})
+    assert [(t["task_id"], t["seed"]) for t in window.json()["tasks"]] == [
+        ("fix_types", 5),
+        ("normalize_dedupe", 5),
+        ("fix_types", 6),
+        ("normalize_dedupe", 6),
+    ]
+    # The listed instance is the one a reset with the same triple starts.
+    reset = client.post("/reset/normalize_dedupe", json={"seed": 1, "split": "eval"}).json()
+    assert reset["observation"]["task_description"] == task["description"]
+    assert client.post(f"{base}/task", json={"split": "eval", "index": 400}).status_code == 400
+    bad = client.post(f"{base}/num_tasks", json={"split": "holdout"})
+    assert (bad.status_code, bad.json()["code"]) == (422, "INVALID_ACTION")
