@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 from dataclean_env.episode import Episode
-from dataclean_env.errors import EnvError
+from dataclean_env.errors import EnvError, InvalidAction
 from dataclean_env.schemas import Action, EpisodeState, StepResult
 from dataclean_env.tasks import TaskRegistry, default_registry
 
@@ -45,9 +47,7 @@ class DataCleaningEnv:
             return episode.step(action)
         except EnvError as error:
             return episode.result(error)
-        except ValueError as error:  # pydantic's ValidationError for a malformed dict
-            from dataclean_env.errors import InvalidAction
-
+        except ValidationError as error:  # a dict that is not an action envelope
             return episode.result(InvalidAction(str(error)))
 
     def state(self) -> EpisodeState:

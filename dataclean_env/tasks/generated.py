@@ -15,7 +15,7 @@ from dataclean_env.canonical import kind_of
 from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import SPLITS, Generated, fix_types, instance_rng, normalize_dedupe
 from dataclean_env.grading.preservation import WEIGHTS, PreservationGrader
-from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
+from dataclean_env.tasks.registry import Task, TaskSpec
 
 FAMILIES: dict[str, Callable[[Random], Generated]] = {
     "fix_types": fix_types.generate,
@@ -73,4 +73,5 @@ class GeneratedFamily:
         if split not in SPLITS:
             raise InvalidAction(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
         spec, generated, grader = instance(task_id, split, seed or 0)
-        return Task(spec, shuffled(generated.dirty, None), grader, seed or 0, split)
+        # A copy: the cached instance's tables are shared by every reset of it.
+        return Task(spec, generated.dirty.copy(), grader, seed or 0, split)
