@@ -1,8 +1,9 @@
 """The built-in heuristic agent: a policy that reads the observation, not the task id.
 
-It walks the canonical pipeline (duplicates, headers, missing values, types, outliers,
-schema check, finish) and decides each stage from what the observation shows and what the
-task description asks for (which fill statistic, which column holds outliers, target names).
+It first follows the steps the task's rule card asks for (see `rule_card`), then walks the
+canonical pipeline (duplicates, headers, missing values, types, outliers, schema check,
+finish), deciding each stage from what the observation shows and what the description asks
+for (which fill statistic, which column holds outliers, target names).
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ import re
 from typing import Any
 
 from dataclean_env.canonical import snake_case
+from dataclean_env.rule_card import CardPlan, read_card
 
 _KINDS = "int|float|str|datetime|bool"
 _TARGET = re.compile(rf"\b([a-z][a-z0-9_]*) (?:{_KINDS})\b")
 _SCHEMA_LIST = re.compile(r"target schema ([a-z0-9_, ]+)")
 _STAT = re.compile(r"\b(mean|median|mode)\b")
+_KEY = re.compile(r"(\w+) is the protected key|identified by '(\w+)' \(protected\)")
+SCAN_WINDOW = 50
 
 
 def target_columns(description: str) -> list[str]:
@@ -50,12 +54,32 @@ class HeuristicAgent:
 
     def __init__(self) -> None:
         self.done_stages: set[str] = set()
+        self.card: CardPlan | None = None
+        self.scan_next = 0  # next row position to look at when hunting rows to drop
+        self.to_drop: list[Any] = []
 
     def act(self, observation: dict[str, Any]) -> dict[str, Any]:
         ops = set(observation["available_operations"])
         description = observation["task_description"]
         columns = observation["columns"]
-        missing = {c: n for c, n in observation["missing_values"].items() if n}
+        if self.card is None:
+            found = _KEY.search(description)
+            key = (found.group(1) or found.group(2)) if found else None
+            self.card = read_card(description, columns, ops, key)
+            self.key = key
+            if any(step["operation"] == "fix_dtype" for step in self.card.steps):
+                self.done_stages.add("dtype")  # the card says which types it wants
+        if self.card.steps:
+            return self.card.steps.pop(0)
+        if self.card.drop_matching and self.key:
+            action = self._hunt(observation, *self.card.drop_matching)
+            if action:
+                return action
+        missing = {
+            c: n
+            for c, n in observation["missing_values"].items()
+            if n and c not in self.card.leave_empty
+        }
         targets = target_columns(description)
 
         if observation["duplicate_count"] and "remove_duplicates" in ops:
@@ -90,6 +114,26 @@ class HeuristicAgent:
         if "validate_schema" in ops and "validate" not in self.done_stages:
             return self._once("validate", "validate_schema", {})
         return {"operation": "finish", "parameters": {}}
+
+    def _hunt(self, observation: dict[str, Any], column: str, domain: str) -> dict[str, Any] | None:
+        """Page through the table with show_rows, noting rows whose `column` is at `domain`;
+        then drop them by id. None once done."""
+        offset = observation.get("sample_offset", 0)
+        if self.scan_next > 0 and offset == self.scan_next - SCAN_WINDOW:
+            suffix = "@" + domain.lower()
+            for row in observation["sample_rows"]:
+                if str(row.get(column, "")).strip().lower().endswith(suffix):
+                    self.to_drop.append(row[self.key])
+        if self.scan_next < observation["shape"][0]:
+            self.scan_next += SCAN_WINDOW
+            return {
+                "operation": "show_rows",
+                "parameters": {"offset": self.scan_next - SCAN_WINDOW, "limit": SCAN_WINDOW},
+            }
+        self.card.drop_matching = None
+        if not self.to_drop:
+            return None
+        return {"operation": "drop_rows", "parameters": {"row_ids": sorted(set(self.to_drop))}}
 
     def _once(self, stage: str, operation: str, parameters: dict[str, Any]) -> dict[str, Any]:
         self.done_stages.add(stage)

@@ -25,7 +25,7 @@ class _Missing:
 MISSING = _Missing()
 
 # "$1,234.50", "€ 99", "1,000" -> plain numbers. Commas count only as thousands separators.
-_CURRENCY = re.compile(r"^\s*[$€£]\s*|\s*[$€£]\s*$")
+_CURRENCY = re.compile(r"^\s*[$€£]\s*|\s*[$€£]\s*$|(?<=^[+-])[$€£]")
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$")
 _TRUE = {"true", "yes", "y", "t", "1"}

@@ -17,7 +17,7 @@ import pandas as pd
 from dataclean_env.canonical import MISSING
 from dataclean_env.errors import EnvError, EpisodeFinished, OperationFailed, OperationNotAllowed
 from dataclean_env.grading import ActionRecord
-from dataclean_env.observation import table_summary
+from dataclean_env.observation import SAMPLE_ROWS, table_summary
 from dataclean_env.operations import OpContext, OpResult, alias_names, canonical_name, resolve
 from dataclean_env.schemas import (
     Action,
@@ -53,6 +53,7 @@ class Episode:
         self._operations = available_operations(self.spec.operations)
         self._allowed = frozenset(self.spec.operations)
         self._snapshot = Snapshot.of(self.table)
+        self._window = (0, SAMPLE_ROWS)  # the rows observations sample; show_rows moves it
         self._summary = table_summary(self._snapshot)
         self._scores = task.grader.components(self._snapshot)
         self.reward = self._grade()
@@ -89,10 +90,14 @@ class Episode:
         record = ActionRecord(op.name, params.model_dump(exclude_none=True), op.rank, op.repeatable)
         self.history.append(record)
         self.messages.append(result.message)
-        if snapshot is not self._snapshot:  # the table changed: summarise and grade it again
+        changed = snapshot is not self._snapshot
+        if changed:  # the table changed: grade it again
             self.table, self._snapshot = result.table, snapshot
-            self._summary = table_summary(snapshot)
             self._scores = self.task.grader.components(snapshot)
+        if result.view is not None:
+            self._window = result.view
+        if changed or result.view is not None:
+            self._summary = table_summary(snapshot, self._window)
         self.done = op.ends_episode or len(self.history) >= self.spec.max_steps
         self.reward = self._grade()
         self.last_message = result.message

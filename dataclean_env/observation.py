@@ -11,13 +11,15 @@ from dataclean_env.snapshot import Snapshot
 SAMPLE_ROWS = 5
 
 
-def table_summary(snapshot: Snapshot) -> dict[str, Any]:
-    """The table-dependent fields of an observation, computed once per table version."""
+def table_summary(snapshot: Snapshot, window: tuple[int, int] = (0, SAMPLE_ROWS)) -> dict[str, Any]:
+    """The table-dependent fields of an observation, computed once per table version.
+    `window` is the (first row, count) the sample shows; `show_rows` moves it."""
     missing = snapshot.missing_counts()
     duplicates = sum(snapshot.duplicate_mask())
     columns = list(snapshot.columns)
-    head = min(SAMPLE_ROWS, snapshot.n_rows)
-    sample = [{c: json_cell(snapshot.values[c][i]) for c in columns} for i in range(head)]
+    first = min(window[0], snapshot.n_rows)
+    last = min(first + window[1], snapshot.n_rows)
+    sample = [{c: json_cell(snapshot.values[c][i]) for c in columns} for i in range(first, last)]
     return {
         "dataset_info": DatasetInfo.model_construct(
             total_rows=snapshot.n_rows,
@@ -31,4 +33,5 @@ def table_summary(snapshot: Snapshot) -> dict[str, Any]:
         "dtypes": dict(snapshot.dtype_names),
         "duplicate_count": duplicates,
         "sample_rows": sample,
+        "sample_offset": first,
     }

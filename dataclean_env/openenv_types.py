@@ -88,6 +88,7 @@ class CleaningObservation(OpenEnvObservation):
     dtypes: dict[str, str] = Field(default_factory=dict)
     duplicate_count: int = 0
     sample_rows: list[dict[str, Any]] = Field(default_factory=list)
+    sample_offset: int = 0
     available_operations: list[str] = Field(default_factory=list)
     task_description: str = ""
     message: str = ""

@@ -56,6 +56,7 @@ class Observation(BaseModel):
     dtypes: dict[str, str]
     duplicate_count: int
     sample_rows: list[dict[str, Any]]
+    sample_offset: int = 0  # position of the first sample row (moved by show_rows)
     available_operations: list[str]
     task_description: str
     message: str = ""
@@ -122,8 +123,15 @@ class TaskInfo(BaseModel):
     scoring: dict[str, float]
 
 
+class FamilyInfo(BaseModel):
+    name: str
+    task_ids: list[str]
+    instantiate: str = Field(description="How a reset picks an instance of this family's tasks.")
+
+
 class TaskList(BaseModel):
     tasks: list[TaskInfo]
+    families: list[FamilyInfo]
 
 
 class ResetRequest(BaseModel):

@@ -24,7 +24,7 @@ TASK_IDS = [
     "expert_sales_pipeline",
 ]
 # The generated families: one task id each, instances chosen by seed and split.
-GENERATED_IDS = ["fix_types", "normalize_dedupe"]
+GENERATED_IDS = ["fix_types", "normalize_dedupe", "full_pipeline", "crm", "orders", "inventory"]
 ALL_TASK_IDS = [*TASK_IDS, *GENERATED_IDS]
 # The reward object of the contract, in its order.
 REWARD_FIELDS = [

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from dataclean_env import __version__
 from dataclean_env.settings import Settings
 from dataclean_env.tasks.fixed import read_table
-from tests.conftest import ALL_TASK_IDS, REWARD_FIELDS, TASK_IDS
+from tests.conftest import ALL_TASK_IDS, GENERATED_IDS, REWARD_FIELDS, TASK_IDS
 
 DATASETS = Settings().datasets_dir
 MAX_STEPS = {
@@ -120,6 +120,10 @@ def test_tasks_scoring_weights(client: TestClient) -> None:
     assert scoring == {
         "fix_types": preservation,
         "normalize_dedupe": preservation,
+        "full_pipeline": preservation,
+        "crm": preservation,
+        "orders": preservation,
+        "inventory": preservation,
         "easy_dedup_rename": {"duplicate_score": 0.5, "schema_score": 0.5},
         "medium_missing_dtype": {"missing_score": 0.5, "dtype_score": 0.5},
         "hard_full_pipeline": {
@@ -463,3 +467,13 @@ def test_medium_gold_is_not_leaked_verbatim(client: TestClient) -> None:
     text = json.dumps(body)
     assert "87640" not in text
     assert "87,640" not in text
+
+
+def test_tasks_lists_the_families_and_how_to_instantiate_them(client: TestClient) -> None:
+    families = ok(client.get("/tasks"))["families"]
+    assert [(f["name"], f["task_ids"]) for f in families] == [
+        ("fixed", TASK_IDS),
+        ("generated", GENERATED_IDS),
+    ]
+    generated = families[1]["instantiate"]
+    assert '"seed"' in generated and '"split"' in generated

@@ -1,5 +1,6 @@
 """Property test (hypothesis): no sequence of well-formed operations crashes or corrupts an
-episode, on the fixed tasks and on a custom task that allows every operation.
+episode, on the fixed tasks, the generated families and a custom task that allows every
+operation.
 
 After every step, accepted or refused: the reward stays in range, the observation is JSON,
 headers stay unique text, the episode's snapshot equals a fresh read of its table, and a
@@ -20,11 +21,11 @@ from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import registry_for
-from tests.conftest import TASK_IDS
+from tests.conftest import GENERATED_IDS, TASK_IDS
 from tests.test_custom_datasets import EXAMPLES
 
 REGISTRY = registry_for(Settings(extra_datasets=str(EXAMPLES)))
-TASKS = [*TASK_IDS, "contacts"]
+TASKS = [*TASK_IDS, "contacts", *GENERATED_IDS]
 SCALARS = st.one_of(
     st.integers(-1000, 100_000),
     st.floats(-1e6, 1e6, allow_nan=False),
@@ -33,8 +34,9 @@ SCALARS = st.one_of(
 )
 
 
-def action_for(draw: Any, columns: list[str]) -> dict[str, Any]:
+def action_for(draw: Any, columns: list[str], row_ids: list[Any]) -> dict[str, Any]:
     column = st.sampled_from(columns)
+    row_id = st.one_of(st.sampled_from(row_ids or [0]), st.integers(-5, 5), st.text(max_size=4))
     some = st.lists(column, min_size=1, max_size=3, unique=True)
     choices = {
         "remove_duplicates": st.fixed_dictionaries({}, optional={"subset": some}),
@@ -92,6 +94,13 @@ def action_for(draw: Any, columns: list[str]) -> dict[str, Any]:
         "phone_us": st.fixed_dictionaries({"column": column}),
         "decimal2": st.fixed_dictionaries({"column": column}),
         "fd_repair": st.fixed_dictionaries({"key": column, "column": column}),
+        "drop_rows": st.fixed_dictionaries({"row_ids": st.lists(row_id, min_size=1, max_size=4)}),
+        "set_cell": st.fixed_dictionaries(
+            {"row_id": row_id, "column": column, "value": st.one_of(SCALARS, st.none())}
+        ),
+        "show_rows": st.fixed_dictionaries(
+            {}, optional={"offset": st.integers(0, 300), "limit": st.integers(1, 50)}
+        ),
         "validate_schema": st.just({}),
         "finish": st.just({}),
     }
@@ -116,7 +125,9 @@ def test_no_sequence_of_operations_breaks_an_episode(task_id, seed, data) -> Non
     for _ in range(data.draw(st.integers(1, 10))):
         if episode.done:
             break
-        action = action_for(data.draw, episode.observation().columns)
+        keys = sorted(episode.spec.protected_columns)
+        row_ids = episode._snapshot.values[keys[0]] if keys else []
+        action = action_for(data.draw, episode.observation().columns, row_ids)
         before = frozen(episode)
         try:
             result = episode.step(Action(**action))

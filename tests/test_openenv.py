@@ -220,6 +220,9 @@ def test_schema_describes_the_real_action_observation_and_state(server) -> None:
         "decimal2",
         "fd_repair",
         "program",
+        "drop_rows",
+        "set_cell",
+        "show_rows",
     }
     fill = variants["fill_missing"]["properties"]["parameters"]["properties"]
     assert fill["strategy"]["enum"] == ["mean", "median", "mode", "ffill", "bfill", "constant"]

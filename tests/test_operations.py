@@ -105,6 +105,9 @@ def test_registered_operations_and_ranks() -> None:
         "fix_dtype": 3,
         "remove_outliers": 4,
         "clamp_outliers": 4,
+        "drop_rows": 4,
+        "set_cell": 2,
+        "show_rows": 5,
         "validate_schema": 5,
         "finish": 6,
     }

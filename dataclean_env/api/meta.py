@@ -41,8 +41,9 @@ async def health(registry: Registry) -> dict[str, Any]:
 
 @router.get("/tasks", response_model=TaskList)
 async def tasks(registry: Registry) -> dict[str, Any]:
-    """Every task: id, difficulty, description, step budget, operations and scoring weights."""
-    return {"tasks": [spec.public() for spec in registry.specs()]}
+    """Every task (id, difficulty, description, step budget, operations, scoring weights) and
+    every family with its task ids and how a reset instantiates them."""
+    return {"tasks": [spec.public() for spec in registry.specs()], "families": registry.families()}
 
 
 def validate_task(registry: TaskRegistry, task_id: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -32,3 +33,5 @@ class Generated:
     description: str
     max_steps: int
     operations: tuple[str, ...]
+    plan: tuple[dict[str, Any], ...]  # the generator's own solution, for the oracle and tests
+    difficulty: str = "generated"

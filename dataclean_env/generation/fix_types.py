@@ -12,13 +12,12 @@ import random
 import pandas as pd
 
 from dataclean_env.generation import Generated
+from dataclean_env.generation.noise import BOOL_WORDS, pick_difficulty
 from dataclean_env.generation.pools import FIRST_NAMES, LAST_NAMES, PRODUCTS
-
-BOOL_WORDS = (("yes", "no"), ("true", "false"), ("Y", "N"))
 
 
 def generate(rng: random.Random) -> Generated:
-    rows = rng.randint(10, 60)
+    difficulty, rows, _ = pick_difficulty(rng)
     start = dt.date(2023, 1, 1)
     clean = pd.DataFrame(
         {
@@ -44,11 +43,17 @@ def generate(rng: random.Random) -> Generated:
     for column in ("customer", "product", "quantity", "unit_price", "paid", "ordered_on"):
         dirty[column] = dirty[column].astype("str")
     description = (
-        f"Order export ({rows} rows) where every column except order_id arrived as text. "
+        f"Sales transactions ({rows} rows, {difficulty}) where every column except order_id arrived as text. "
         f"Cast quantity to int, unit_price to float (negative prices are refunds: keep them), "
         f"paid to bool (written '{yes}'/'{no}'), ordered_on to datetime (ISO dates); "
         "customer and product stay text. order_id is the protected key."
     )
+    casts = {"quantity": "int", "unit_price": "float", "paid": "bool", "ordered_on": "datetime"}
+    plan = tuple(
+        {"operation": "fix_dtype", "parameters": {"column": c, "dtype": d}}
+        for c, d in casts.items()
+    )
+    operations = ("fix_dtype", "validate_schema", "finish")
     return Generated(
-        dirty, clean, "order_id", description, 12, ("fix_dtype", "validate_schema", "finish")
+        dirty, clean, "order_id", description, 12, operations, plan, difficulty=difficulty
     )

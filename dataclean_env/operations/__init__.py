@@ -10,6 +10,7 @@ from dataclean_env.operations import (  # noqa: F401  (imported to register)
     formats,
     outliers,
     program,
+    rows,
     text,
 )
 from dataclean_env.operations.plan import run_plan

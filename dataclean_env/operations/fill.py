@@ -110,7 +110,7 @@ def _fill(series: pd.Series, snapshot: Snapshot, params: FillMissingParams) -> p
         return series.bfill()
     kind = snapshot.kinds[series.name]
     if strategy == "constant":
-        return series.fillna(_constant_for(series.name, kind, params.value))
+        return series.fillna(constant_for(series.name, kind, params.value))
     values = snapshot.values[series.name]
     if strategy == "mode":
         return series.fillna(_mode(series.name, values))
@@ -149,7 +149,7 @@ def _average(name: str, values: list, kind: str, strategy: str) -> object:
     return str(int(value)) if whole else f"{value:.2f}"
 
 
-def _constant_for(name: str, kind: str, value: str | int | float | bool) -> object:
+def constant_for(name: str, kind: str, value: str | int | float | bool) -> object:
     is_number = isinstance(value, int | float) and not isinstance(value, bool)
     if kind in ("int", "float"):
         if not is_number:

@@ -50,6 +50,8 @@ class OpResult:
     message: str
     # The snapshot of `table`, when the operation can derive it cheaply from the input's.
     snapshot: Snapshot | None = None
+    # (first row, row count) that observations' sample rows should show from now on.
+    view: tuple[int, int] | None = None
 
 
 OpFunction = Callable[[pd.DataFrame, Any, OpContext], OpResult]

@@ -140,6 +140,10 @@ class _Loaded:
 
 class CustomFamily:
     name = "custom"
+    instantiate = (
+        "POST /reset/{task_id}: the folder's dirty table (task id = folder name); a seed only "
+        "shuffles its rows."
+    )
 
     def __init__(
         self, parents: Iterable[Path], skip: Iterable[Path] = (), taken: Iterable[str] = ()

@@ -83,6 +83,7 @@ def load_fixed_task(datasets_dir: Path, entry: dict[str, Any]) -> FixedTask:
 
 class FixedFamily:
     name = "fixed"
+    instantiate = "POST /reset/{task_id}: one fixed table; a seed only shuffles its rows."
 
     def __init__(self, datasets_dir: Path):
         entries = load_metadata(datasets_dir)
@@ -94,4 +95,6 @@ class FixedFamily:
 
     def make(self, task_id: str, seed: int | None, split: str = "train") -> Task:
         fixed = self.tasks[task_id]
-        return Task(fixed.spec, shuffled(fixed.dirty, seed), fixed.grader, seed)
+        return Task(
+            fixed.spec, shuffled(fixed.dirty, seed), fixed.grader, seed, solution=fixed.plan
+        )

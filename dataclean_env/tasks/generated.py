@@ -13,13 +13,27 @@ from random import Random
 
 from dataclean_env.canonical import kind_of
 from dataclean_env.errors import InvalidAction
-from dataclean_env.generation import SPLITS, Generated, fix_types, instance_rng, normalize_dedupe
+from dataclean_env.generation import (
+    SPLITS,
+    Generated,
+    crm,
+    fix_types,
+    full_pipeline,
+    instance_rng,
+    inventory,
+    normalize_dedupe,
+    orders,
+)
 from dataclean_env.grading.preservation import WEIGHTS, PreservationGrader
 from dataclean_env.tasks.registry import Task, TaskSpec
 
 FAMILIES: dict[str, Callable[[Random], Generated]] = {
     "fix_types": fix_types.generate,
     "normalize_dedupe": normalize_dedupe.generate,
+    "full_pipeline": full_pipeline.generate,
+    "crm": crm.generate,
+    "orders": orders.generate,
+    "inventory": inventory.generate,
 }
 
 
@@ -30,7 +44,7 @@ def instance(task_id: str, split: str, seed: int) -> tuple[TaskSpec, Generated, 
     spec = TaskSpec(
         task_id=task_id,
         family="generated",
-        difficulty="generated",
+        difficulty=generated.difficulty,
         description=generated.description,
         max_steps=generated.max_steps,
         operations=generated.operations,
@@ -45,6 +59,12 @@ def instance(task_id: str, split: str, seed: int) -> tuple[TaskSpec, Generated, 
 
 class GeneratedFamily:
     name = "generated"
+    instantiate = (
+        'POST /reset/{task_id} with {"seed": n, "split": "train" | "eval" | "test"}: each '
+        "(task_id, seed, split) is one reproducible instance with its own rule card; the "
+        "splits never share an instance. OpenEnv clients pass the same fields in the reset "
+        "frame, and /data-cleaning-openenv/tasks lists instances per split."
+    )
 
     def specs(self) -> list[TaskSpec]:
         specs = []
@@ -74,4 +94,4 @@ class GeneratedFamily:
             raise InvalidAction(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
         spec, generated, grader = instance(task_id, split, seed or 0)
         # A copy: the cached instance's tables are shared by every reset of it.
-        return Task(spec, generated.dirty.copy(), grader, seed or 0, split)
+        return Task(spec, generated.dirty.copy(), grader, seed or 0, split, solution=generated.plan)

@@ -52,6 +52,9 @@ class Task:
     grader: Grader | PreservationGrader
     seed: int | None = None
     split: str = "train"
+    # A reference plan that reaches gold (or as close as the operations allow). Never shown
+    # to agents; the oracle baseline and the tests replay it.
+    solution: tuple[dict[str, Any], ...] = ()
 
 
 def shuffled(dirty: pd.DataFrame, seed: int | None) -> pd.DataFrame:
@@ -66,6 +69,7 @@ def shuffled(dirty: pd.DataFrame, seed: int | None) -> pd.DataFrame:
 
 class TaskFamily(Protocol):
     name: str
+    instantiate: str  # how a reset picks an instance, for /tasks
 
     def specs(self) -> Iterable[TaskSpec]: ...
 
@@ -88,6 +92,16 @@ class TaskRegistry:
 
     def task_ids(self) -> list[str]:
         return list(self._specs)
+
+    def families(self) -> list[dict[str, Any]]:
+        """Each family with its task ids and how a reset instantiates them."""
+        listed: dict[int, dict[str, Any]] = {}
+        for task_id, family in self._families.items():
+            entry = listed.setdefault(
+                id(family), {"name": family.name, "task_ids": [], "instantiate": family.instantiate}
+            )
+            entry["task_ids"].append(task_id)
+        return list(listed.values())
 
     def specs(self) -> list[TaskSpec]:
         return list(self._specs.values())

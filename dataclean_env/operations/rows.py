@@ -1,0 +1,123 @@
+"""Row-level operations: drop_rows, set_cell, and show_rows to look further down the table.
+
+A row id is the value of the task's protected key column (the column its description names;
+`row_id` for a custom dataset without a key). Ids stay with their rows whatever else the
+agent does, and they are what the sample rows already show. Every row carrying an id is
+addressed, so the near-duplicate copies of a record are dropped or corrected together.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from pydantic import Field
+
+from dataclean_env.canonical import MISSING
+from dataclean_env.errors import InvalidParameters, OperationFailed
+from dataclean_env.grading.facts import key_text
+from dataclean_env.operations._columns import (
+    require_columns,
+    require_modifiable,
+    rewrite_rows,
+    sample,
+    take_rows,
+)
+from dataclean_env.operations.fill import constant_for
+from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+
+RowId = int | str
+MAX_ROW_IDS = 1000
+MAX_SHOWN_ROWS = 50
+
+
+def _key_column(ctx: OpContext) -> str:
+    if len(ctx.protected_columns) != 1:
+        raise OperationFailed("this task has no key column, so its rows have no ids")
+    return next(iter(ctx.protected_columns))
+
+
+def _rows_by_id(table: pd.DataFrame, ctx: OpContext, row_ids: list[RowId]) -> list[list[int]]:
+    """The row positions of each id (all or nothing: an unknown id refuses the step)."""
+    key = _key_column(ctx)
+    positions: dict[str | None, list[int]] = {}
+    for i, value in enumerate(ctx.snapshot_of(table).values[key]):
+        positions.setdefault(key_text(value), []).append(i)
+    unknown = [r for r in row_ids if key_text(r) not in positions]
+    if unknown:
+        raise InvalidParameters(f"no row has {key} = {sample(unknown)}")
+    return [positions[key_text(r)] for r in row_ids]
+
+
+class DropRowsParams(Params):
+    row_ids: list[RowId] = Field(
+        min_length=1, max_length=MAX_ROW_IDS, description="Key values of the rows to drop."
+    )
+
+
+@operation(
+    "drop_rows",
+    DropRowsParams,
+    rank=4,
+    repeatable=True,
+    description="Drop every row whose key column holds one of `row_ids`.",
+)
+def drop_rows(table: pd.DataFrame, params: DropRowsParams, ctx: OpContext) -> OpResult:
+    dropped = {i for rows in _rows_by_id(table, ctx, params.row_ids) for i in rows}
+    keep = [i for i in range(len(table)) if i not in dropped]
+    result = take_rows(table, keep)
+    message = f"Dropped {len(dropped)} rows ({len(table)} -> {len(result)})."
+    return OpResult(result, message, ctx.snapshot_of(table).with_rows(keep))
+
+
+class SetCellParams(Params):
+    row_id: RowId = Field(description="Key value of the row (all rows with this key).")
+    column: str
+    value: str | int | float | bool | None = Field(
+        description="The new value, of the column's type (dates as ISO text); null empties it."
+    )
+
+
+@operation(
+    "set_cell",
+    SetCellParams,
+    rank=2,
+    repeatable=True,
+    description="Set `column` to `value` in the row(s) whose key is `row_id`.",
+)
+def set_cell(table: pd.DataFrame, params: SetCellParams, ctx: OpContext) -> OpResult:
+    require_columns(table, [params.column])
+    require_modifiable(ctx, [params.column])
+    (rows,) = _rows_by_id(table, ctx, [params.row_id])
+    snapshot = ctx.snapshot_of(table)
+    kind = snapshot.kinds[params.column]
+    new_value: Any
+    if params.value is None:
+        if kind in ("int", "bool"):
+            raise InvalidParameters(f"column {params.column!r} ({kind}) cannot hold empty cells")
+        new_value = MISSING
+    else:
+        new_value = constant_for(params.column, kind, params.value)
+    new = list(snapshot.values[params.column])
+    for i in rows:
+        new[i] = new_value
+    return rewrite_rows(table, ctx, params.column, new, "set_cell")
+
+
+class ShowRowsParams(Params):
+    offset: int = Field(default=0, ge=0, description="Position of the first row to show.")
+    limit: int = Field(default=20, ge=1, le=MAX_SHOWN_ROWS, description="How many rows to show.")
+
+
+@operation(
+    "show_rows",
+    ShowRowsParams,
+    rank=5,
+    repeatable=True,
+    description="Leave the table as it is; later observations' sample_rows show this window.",
+)
+def show_rows(table: pd.DataFrame, params: ShowRowsParams, ctx: OpContext) -> OpResult:
+    first = min(params.offset, len(table))
+    last = min(first + params.limit, len(table))
+    message = f"Showing rows {first}..{last - 1} of {len(table)}." if last > first else "No rows."
+    return OpResult(table, message, view=(first, params.limit))

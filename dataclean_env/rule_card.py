@@ -1,0 +1,133 @@
+"""Reading a task's rule card: the steps its description asks for, in pipeline order.
+
+This is what the heuristic agent knows of a task: the description and the observation (its
+columns, sample rows, operations), never the task id or gold. Each rule is found by a cue
+phrase; the column a rule is about is the last column the card names before the cue.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+Action = dict[str, Any]
+EU_NUMBER_STEPS = ((r"[.\s€]", ""), (",", "."))  # "1.234,50 €" -> "1234.50"
+NO_CEILING = 1e12
+
+
+@dataclass
+class CardPlan:
+    steps: list[Action] = field(default_factory=list)
+    leave_empty: set[str] = field(default_factory=set)  # columns whose missing cells are right
+    # (column, email domain): rows to find by scanning the table and drop by id.
+    drop_matching: tuple[str, str] | None = None
+
+
+def _mentions(description: str, columns: list[str]) -> list[tuple[int, str]]:
+    """(end position, column) of every place the card names a column, in text order."""
+    found = []
+    for column in columns:
+        spoken = re.escape(column.replace("_", " "))
+        for match in re.finditer(rf"\b(?:{re.escape(column)}|{spoken})s?\b", description, re.I):
+            found.append((match.end(), column))
+    return sorted(found)
+
+
+def read_card(
+    description: str, columns: list[str], operations: set[str], key: str | None
+) -> CardPlan:
+    mentions = _mentions(description, columns)
+
+    def column_before(position: int) -> str | None:
+        before = [c for end, c in mentions if end <= position]
+        return before[-1] if before else None
+
+    def cued(pattern: str) -> list[tuple[re.Match[str], str]]:
+        hits = []
+        for match in re.finditer(pattern, description):
+            column = column_before(match.start())
+            if column is not None and column != key:
+                hits.append((match, column))
+        return hits
+
+    plan = CardPlan()
+    stages: dict[str, list[Action]] = {name: [] for name in STAGES}
+
+    def add(stage: str, operation: str, **parameters: Any) -> None:
+        if operation in operations:
+            stages[stage].append({"operation": operation, "parameters": parameters})
+
+    if "exact duplicate" in description:
+        add("rows", "remove_duplicates")
+    for match in re.finditer(r"one row per (\w+)", description):
+        add("rows", "dedupe", keys=[match.group(1)])
+    add("text", "strip")
+    for _, column in cued(r"Title Case"):
+        add("text", "title", column=column)
+    for _, column in cued(r"lower case"):
+        add("text", "lower", column=column)
+    for _, column in cued(re.escape("(XXX) XXX-XXXX")):
+        add("text", "phone_us", column=column)
+    aliases: dict[str, dict[str, str]] = {}
+    for match, column in cued(r"'([^']+)' means '([^']+)'"):
+        aliases.setdefault(column, {})[match.group(1)] = match.group(2)
+    for column, mapping in aliases.items():
+        add("values", "map", column=column, mapping=mapping)
+    for match, column in cued(r"tokens (\[[^\]]*\]) mean (missing|'[^']*'|\d+)"):
+        tokens = [str(t) for t in ast.literal_eval(match.group(1))]
+        add("values", "replace_missing", columns=[column], tokens=tokens)
+        meaning = match.group(2)
+        if meaning == "missing":
+            plan.leave_empty.add(column)
+        else:
+            value = meaning.strip("'")
+            add("values", "fill_missing", column=column, strategy="constant", value=value)
+    for match, column in cued(r"slashed dates[^;]*?\((US|EU)\)"):
+        add("dates", "normalize_dates", column=column, convention=match.group(1).lower())
+    for _, column in cued(r"\(21xx for 20xx\)"):
+        add("dates", "regex_replace", column=column, pattern=r"^21(\d\d)", replacement=r"20\1")
+    eu = "EU style" in description
+    for match, column in cued(r"\b(?:an?|to) (int|float|bool|datetime)\b"):
+        kind = match.group(1)
+        if eu and kind in ("int", "float"):
+            for pattern, replacement in EU_NUMBER_STEPS:
+                add(
+                    "numbers",
+                    "regex_replace",
+                    column=column,
+                    pattern=pattern,
+                    replacement=replacement,
+                )
+        add("types", "fix_dtype", column=column, dtype=kind)
+    for match, column in cued(r"within (-?\d+)\.\.(-?\d+)"):
+        add(
+            "limits",
+            "clamp_outliers",
+            column=column,
+            low=int(match.group(1)),
+            high=int(match.group(2)),
+        )
+    for match, column in cued(r"at most (\d+) \(and at least (-?\d+)\)"):
+        add(
+            "limits",
+            "clamp_outliers",
+            column=column,
+            low=int(match.group(2)),
+            high=int(match.group(1)),
+        )
+    for _, column in cued(r"clamp negatives to 0|clamp to at least 0"):
+        add("limits", "clamp_outliers", column=column, low=0, high=NO_CEILING)
+    for match in re.finditer(r"each (\w+) has one (\w+)", description):
+        add("limits", "fd_repair", key=match.group(1), column=match.group(2))
+    found = re.search(r"whose (\w+) is at ([\w.-]+) are test records", description)
+    if found and {"show_rows", "drop_rows"} <= operations:
+        plan.drop_matching = (found.group(1), found.group(2))
+    plan.steps = [step for name in STAGES for step in stages[name]]
+    return plan
+
+
+# The order the card's steps run in: rows first (so later steps touch fewer), text before
+# values, dates and separators before the casts that need them, limits on typed columns.
+STAGES = ("rows", "text", "values", "dates", "numbers", "types", "limits")
