@@ -1,0 +1,154 @@
+"""The baseline report: reference agents (and the LLM, given a key) on the eval split.
+
+Every agent plays the same episodes: each fixed task and each generated family at every
+seed, in-process. The results are summarised per agent and family (`stats.py`) and written
+as docs/BASELINES.md with a plot (`report.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from dataclean_env.generation import SPLITS
+from dataclean_env.runner import selection
+from dataclean_env.runner.agents import AgentFactory, reference_factories
+from dataclean_env.runner.envs import LocalEnvironment
+from dataclean_env.runner.llm_config import LLMSettings, RetryPolicy
+from dataclean_env.runner.loop import run_episode
+from dataclean_env.runner.report import AgentNote, markdown, plot
+from dataclean_env.runner.results import EpisodeResult, ResultsFile
+from dataclean_env.runner.selection import EpisodeKey
+from dataclean_env.runner.stats import summarise
+from dataclean_env.tasks import TaskRegistry, default_registry
+
+REFERENCE_AGENTS = ("noop", "heuristic", "random", "oracle")
+NOTES = {
+    "noop": AgentNote("noop-baseline", "sends `finish` at once: the dirty table's own score"),
+    "heuristic": AgentNote(
+        "heuristic-baseline",
+        "`dataclean_env.agents.HeuristicAgent`, the project's baseline: reads the "
+        "observation and the task description, walks the cleaning pipeline",
+    ),
+    "random": AgentNote(
+        "random-baseline",
+        "a uniformly random available operation (`finish` included) with well-formed "
+        "parameters drawn from the observation's columns and sample values",
+        "seeded per episode by task, split and seed",
+    ),
+    "oracle": AgentNote(
+        "oracle-replay",
+        "replays the task's reference plan (`Task.solution`), then finishes: what the "
+        "operations can reach",
+    ),
+}
+REPORT, PLOT = "BASELINES.md", "baselines.png"
+
+
+def family_of(registry: TaskRegistry) -> Callable[[str], str]:
+    """Report group of a task: its own id for a generated family, else `fixed`/`custom`."""
+
+    def family(task_id: str) -> str:
+        spec = registry.spec(task_id)
+        return task_id if spec.family == "generated" else spec.family
+
+    return family
+
+
+def baseline_keys(registry: TaskRegistry, seeds: Sequence[int], split: str) -> list[EpisodeKey]:
+    """Every fixed task and generated family at every seed (custom tasks are left out:
+    they depend on what a machine has in its dataset folders)."""
+    tasks = [s.task_id for s in registry.specs() if s.family in ("fixed", "generated")]
+    return selection.episodes(tasks, seeds, split)
+
+
+def play(
+    agents: dict[str, AgentFactory], keys: Sequence[EpisodeKey], registry: TaskRegistry
+) -> list[EpisodeResult]:
+    """Each key with every agent in turn, so a generated instance is built once and then
+    served from the task cache. The log lines go nowhere: the report is the output."""
+    env = LocalEnvironment(registry)
+    results = []
+    with open(os.devnull, "w", encoding="utf-8") as silent:
+        for key in tqdm(keys, desc="baselines", unit="task", file=sys.stderr, disable=None):
+            for factory in agents.values():
+                results.append(run_episode(env, factory(key), key, out=silent))
+    return results
+
+
+def llm_agent(args: argparse.Namespace) -> tuple[AgentFactory, AgentNote] | None:
+    settings = LLMSettings.from_environment(
+        temperature=args.temperature, max_tokens=args.max_tokens
+    )
+    if settings is None:
+        return None
+    from dataclean_env.runner.llm import LLMAgent  # imports openai: only when a key is set
+
+    client, retry = settings.client(), RetryPolicy()
+    note = AgentNote(
+        settings.model,
+        "the LLM agent of `inference.py`",
+        f"{settings.base_url}, temperature {settings.temperature}, "
+        f"max {settings.max_tokens} tokens per reply, seeds {args.llm_seeds}",
+    )
+    return (lambda key: LLMAgent(client, settings, retry)), note
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="scripts/baselines.py", description=__doc__)
+    p.add_argument("--split", default="eval", choices=SPLITS)
+    p.add_argument("--seeds", default="0-99", help="seeds of every task (default 0-99)")
+    p.add_argument("--agents", default=",".join(REFERENCE_AGENTS), help="comma-separated")
+    p.add_argument("--out-dir", type=Path, default=Path("docs"), help="for the report and plot")
+    p.add_argument("--results", type=Path, help="also write every episode as a JSON line")
+    p.add_argument("--llm-seeds", default="0-9", help="seeds for the LLM agent (it is slow)")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--max-tokens", type=int, default=512)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser().parse_args(argv)
+    registry = default_registry()
+    names = [n.strip() for n in args.agents.split(",") if n.strip()]
+    factories = reference_factories(registry)
+    unknown = set(names) - set(factories)
+    if unknown:
+        raise SystemExit(f"unknown agents {sorted(unknown)}; known: {', '.join(factories)}")
+    started = time.perf_counter()
+    keys = baseline_keys(registry, selection.parse_seeds(args.seeds), args.split)
+    results = play({n: factories[n] for n in names}, keys, registry)
+    notes = [NOTES[n] for n in names]
+    llm = llm_agent(args)
+    if llm is not None:
+        factory, note = llm
+        llm_keys = baseline_keys(registry, selection.parse_seeds(args.llm_seeds), args.split)
+        results += play({"llm": factory}, llm_keys, registry)
+        notes.append(note)
+    elapsed = time.perf_counter() - started
+
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    summaries = summarise(results, family_of(registry))
+    summaries.sort(key=lambda s: s.family != "fixed")  # fixed first; stable otherwise
+    command = shlex.join(["uv", "run", "python", "scripts/baselines.py", *argv])
+    run = (
+        f"Command: `{command}`. {len(results):,} episodes on the `{args.split}` split "
+        f"(seeds {args.seeds} of each task), in-process, in {elapsed:.0f} s."
+    )
+    (args.out_dir / REPORT).write_text(markdown(summaries, notes, run, PLOT), encoding="utf-8")
+    plot(summaries, args.out_dir / PLOT)
+    if args.results:
+        out = ResultsFile(args.results)
+        for result in results:
+            out.write(result)
+        out.close()
+    print(f"wrote {args.out_dir / REPORT} and {args.out_dir / PLOT}", file=sys.stderr)
+    return 0

@@ -1,0 +1,125 @@
+"""`python inference.py`: run an agent on tasks and print the graders' log lines.
+
+    python inference.py                                  # every task, seed 0, eval split
+    python inference.py --family generated --seeds 0-9   # ten instances of each family
+    python inference.py --env-url http://127.0.0.1:7860  # against a server (over /ws)
+    python inference.py --agent random --results runs/random.jsonl
+
+Agent: with `HF_TOKEN` or `OPENAI_API_KEY` set, the LLM at `API_BASE_URL` named by
+`MODEL_NAME`; without a key, the built-in heuristic agent, offline (`model=heuristic-baseline`).
+`--agent` picks one explicitly (also the no-op, random and oracle reference agents).
+
+Stdout holds only the log lines; the progress bar and notes go to stderr. Exit status: 0,
+or 1 when an episode ended with an exception (its `[END]` line is printed all the same),
+or 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from dataclean_env.errors import EnvError
+from dataclean_env.generation import SPLITS
+from dataclean_env.runner import selection
+from dataclean_env.runner.agents import AgentFactory, reference_factories
+from dataclean_env.runner.envs import Environment, LocalEnvironment, RemoteEnvironment
+from dataclean_env.runner.llm_config import LLMSettings, RetryPolicy
+from dataclean_env.runner.loop import run_episode
+from dataclean_env.runner.results import EpisodeResult, ResultsFile
+from dataclean_env.tasks import TaskRegistry, default_registry
+
+AGENTS = ("auto", "llm", "heuristic", "noop", "random", "oracle")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inference.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pick = p.add_argument_group("which episodes")
+    pick.add_argument("--tasks", nargs="*", help="task ids (default: every task of --family)")
+    pick.add_argument(
+        "--family",
+        default="all",
+        help="fixed, generated, custom, all (default), or one generated family, e.g. crm",
+    )
+    pick.add_argument("--split", default="eval", choices=SPLITS)
+    pick.add_argument("--seeds", default="0", help="seeds per task, e.g. 0-99 or 1,5,7")
+    pick.add_argument("--episodes", type=int, help="stop after this many episodes")
+    run = p.add_argument_group("how")
+    run.add_argument("--agent", default="auto", choices=AGENTS, help="auto: llm if a key is set")
+    run.add_argument("--env-url", help="a server's base URL; default: in-process")
+    run.add_argument("--results", type=Path, help="write one JSON line per episode here")
+    llm = p.add_argument_group("LLM agent")
+    llm.add_argument("--temperature", type=float, default=0.0)
+    llm.add_argument("--max-tokens", type=int, default=512, help="token budget per reply")
+    llm.add_argument("--retries", type=int, default=5, help="on 429, 5xx, connection errors")
+    llm.add_argument("--backoff", type=float, default=1.0, help="first wait in seconds")
+    llm.add_argument("--max-backoff", type=float, default=30.0, help="longest wait in seconds")
+    return p
+
+
+def agent_factory(args: argparse.Namespace, registry: TaskRegistry) -> AgentFactory:
+    if args.agent not in ("auto", "llm"):
+        return reference_factories(registry)[args.agent]
+    settings = LLMSettings.from_environment(
+        temperature=args.temperature, max_tokens=args.max_tokens
+    )
+    if settings is None:
+        if args.agent == "llm":
+            raise SystemExit("--agent llm needs HF_TOKEN or OPENAI_API_KEY")
+        print(
+            "No HF_TOKEN or OPENAI_API_KEY: the built-in heuristic agent runs, offline.",
+            file=sys.stderr,
+        )
+        return reference_factories(registry)["heuristic"]
+    from dataclean_env.runner.llm import LLMAgent  # imports openai: only when a key is set
+
+    client = settings.client()
+    retry = RetryPolicy(args.retries, args.backoff, args.max_backoff)
+    return lambda key: LLMAgent(client, settings, retry)
+
+
+def environment(args: argparse.Namespace, registry: TaskRegistry) -> Environment:
+    return RemoteEnvironment(args.env_url) if args.env_url else LocalEnvironment(registry)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    registry = default_registry()
+    try:
+        seeds = selection.parse_seeds(args.seeds)
+        if args.env_url and args.tasks:
+            tasks = list(args.tasks)  # a server may know tasks that this checkout does not
+        else:
+            tasks = selection.task_ids(registry, args.tasks, args.family)
+    except (ValueError, EnvError) as error:  # a bad seed list, family or task id
+        raise SystemExit(str(error)) from None
+    keys = selection.episodes(tasks, seeds, args.split, args.episodes)
+    make_agent = agent_factory(args, registry)
+    env = environment(args, registry)
+    results = ResultsFile(args.results) if args.results else None
+    finished: list[EpisodeResult] = []
+    try:
+        for key in tqdm(keys, desc="episodes", unit="ep", file=sys.stderr, disable=None):
+            result = run_episode(env, make_agent(key), key)
+            finished.append(result)
+            if results:
+                results.write(result)
+    except KeyboardInterrupt:
+        print(f"Interrupted after {len(finished)} episodes.", file=sys.stderr)
+        return 130
+    finally:
+        env.close()
+        if results:
+            results.close()
+    if finished:
+        mean = sum(r.score for r in finished) / len(finished)
+        print(f"{len(finished)} episodes, mean final score {mean:.4f}", file=sys.stderr)
+    return 1 if any(r.error for r in finished) else 0

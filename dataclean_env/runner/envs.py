@@ -1,0 +1,156 @@
+"""Where an episode runs: in this process, or on a server over OpenEnv's /ws.
+
+Both adapters answer with the same `Step`: the observation an agent sees (the REST
+observation's fields, nothing more), the episode's absolute score and its components, and
+the error of a refused action. So the loop, the agents and the log lines cannot tell them
+apart, and one script evaluates a checkout or a deployed Space alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from dataclean_env.episode import Episode
+from dataclean_env.errors import EnvError, InvalidAction
+from dataclean_env.grading import Grader
+from dataclean_env.grading.facts import key_text
+from dataclean_env.runner.selection import EpisodeKey
+from dataclean_env.schemas import Action, Observation, StepResult
+from dataclean_env.snapshot import Snapshot
+from dataclean_env.tasks import Task, TaskRegistry
+
+OBSERVATION_FIELDS = frozenset(Observation.model_fields)
+
+
+@dataclass(frozen=True)
+class Step:
+    observation: dict[str, Any]
+    score: float  # the episode's score after this step (the reward total)
+    components: dict[str, float]
+    done: bool
+    error: str | None = None  # why the action was refused; the episode did not change
+
+
+class Environment(Protocol):
+    def reset(self, key: EpisodeKey) -> Step: ...
+
+    def step(self, action: dict[str, Any]) -> Step: ...
+
+    def rows_lost(self) -> int | None:
+        """Gold rows missing from the table now; None where the harness cannot see it."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class LocalEnvironment:
+    """The engine in this process (`Episode`, as `environment.DataCleaningEnv` uses it)."""
+
+    def __init__(self, registry: TaskRegistry):
+        self.registry = registry
+        self.episode: Episode | None = None
+
+    def reset(self, key: EpisodeKey) -> Step:
+        task = self.registry.make(key.task_id, key.seed, key.split)
+        self.episode = Episode(f"{key.task_id}-{key.split}-{key.seed}", task)
+        return _local_step(self.episode.result())
+
+    def step(self, action: dict[str, Any]) -> Step:
+        episode = self._current()
+        try:
+            result = episode.step(Action.model_validate(action))
+        except EnvError as error:
+            result = episode.result(error)
+        except ValidationError as error:  # not an action envelope at all
+            result = episode.result(InvalidAction(str(error)))
+        return _local_step(result)
+
+    def rows_lost(self) -> int | None:
+        episode = self._current()
+        return rows_lost(episode.task, Snapshot.of(episode.table))
+
+    def close(self) -> None:
+        self.episode = None
+
+    def _current(self) -> Episode:
+        if self.episode is None:
+            raise RuntimeError("reset the environment before stepping it")
+        return self.episode
+
+
+def _local_step(result: StepResult) -> Step:
+    error = result.info.get("error")
+    return Step(
+        observation=result.observation.model_dump(mode="json"),
+        score=result.reward.total,
+        components=result.reward.model_dump(),
+        done=result.done,
+        error=error["detail"] if error else None,
+    )
+
+
+def rows_lost(task: Task, snapshot: Snapshot) -> int:
+    """How many gold rows (by the task's key) the table no longer holds. Harness-only: it
+    reads the grader's gold keys, which no agent ever sees."""
+    grader = task.grader
+    if isinstance(grader, Grader):
+        present = set(grader.facts.view(snapshot).first_row)
+        gold = grader.facts.gold_keys
+    else:
+        present = {key_text(v) for v in snapshot.values.get(grader.key, ())}
+        gold = grader.gold_keys
+    return len(gold - present)
+
+
+class RemoteEnvironment:
+    """A server's /ws endpoint (each connection is one episode; a reset starts the next).
+    The server is asked for absolute rewards, so the score is what the loop reads."""
+
+    def __init__(self, base_url: str, message_timeout_s: float = 60.0):
+        # Imported here: openenv's client package pulls in gradio (~10 s), which in-process
+        # runs should not pay for.
+        from client import DataCleaningClient
+
+        self._client = DataCleaningClient(
+            base_url=base_url, message_timeout_s=message_timeout_s
+        ).sync()
+        self._client.connect()
+        self._last: Step | None = None
+
+    def reset(self, key: EpisodeKey) -> Step:
+        options: dict[str, Any] = {"task_id": key.task_id, "split": key.split}
+        if key.seed is not None:
+            options["seed"] = key.seed
+        self._last = _remote_step(self._client.reset(reward_mode="absolute", **options))
+        return self._last
+
+    def step(self, action: dict[str, Any]) -> Step:
+        if self._last is None:
+            raise RuntimeError("reset the environment before stepping it")
+        try:
+            self._last = _remote_step(self._client.step(action))
+        except ValidationError as error:  # refused by the client before it is sent
+            return replace(self._last, error=f"invalid action: {error}")
+        return self._last
+
+    def rows_lost(self) -> int | None:
+        return None
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _remote_step(result: Any) -> Step:
+    observation = result.observation
+    error = observation.info.get("error")
+    components = observation.score_components
+    return Step(
+        observation=observation.model_dump(mode="json", include=OBSERVATION_FIELDS),
+        score=observation.score,
+        components=components.model_dump() if components is not None else {},
+        done=result.done,
+        error=error["detail"] if error else None,
+    )

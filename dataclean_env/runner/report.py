@@ -1,0 +1,108 @@
+"""docs/BASELINES.md and its plot, from the per-(agent, family) summaries."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from dataclean_env.runner.stats import CONFIDENCE, RESAMPLES, Summary
+
+
+@dataclass(frozen=True)
+class AgentNote:
+    """A row of the report's agent table: which agent, what it is, its settings."""
+
+    label: str  # the `model=` name in the logs and results
+    what: str
+    settings: str = "-"
+
+
+def markdown(
+    summaries: Sequence[Summary], agents: Sequence[AgentNote], run: str, plot_name: str
+) -> str:
+    lines = [
+        "# Baselines",
+        "",
+        "Mean final score of each agent per task family, with "
+        f"{CONFIDENCE:.0%} bootstrap intervals (percentile method, {RESAMPLES:,} resamples "
+        "of the episodes, numpy seed 0). Written by `scripts/baselines.py`; do not edit by "
+        "hand.",
+        "",
+        run,
+        "",
+        "## Agents",
+        "",
+        "| agent | what it is | settings |",
+        "|---|---|---|",
+        *(f"| `{a.label}` | {a.what} | {a.settings} |" for a in agents),
+        "",
+        "## Results",
+        "",
+        "| family | agent | episodes | mean score | 95% interval | invalid actions "
+        "| exact match | rows lost |",
+        "|---|---|---:|---:|---|---:|---:|---:|",
+        *(_row(s) for s in summaries),
+        "",
+        f"![Mean final score by family and agent]({plot_name})",
+        "",
+        "* **score**: the episode's final score (the reward total when it ended), in "
+        "[0.0001, 0.9999]; `fixed` pools the four fixed tasks, every other family is one "
+        "generated family.",
+        "* **invalid actions**: the share of the agent's actions that the environment refused "
+        "(or, for an LLM, replies that held no readable action even after one retry).",
+        "* **exact match**: the share of episodes ending at 0.9999, the full table equal to "
+        "gold (and, on the fixed tasks, no penalty).",
+        "* **rows lost**: the mean number of gold rows (by key) missing from the final table.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _row(s: Summary) -> str:
+    lost = "-" if s.mean_rows_lost is None else f"{s.mean_rows_lost:.2f}"
+    crashed = f" ({s.crashed} crashed)" if s.crashed else ""
+    return (
+        f"| {s.family} | `{s.agent}` | {s.episodes}{crashed} | {s.mean_score:.4f} "
+        f"| [{s.ci_low:.4f}, {s.ci_high:.4f}] | {s.invalid_rate:.1%} | {s.exact_rate:.1%} "
+        f"| {lost} |"
+    )
+
+
+def plot(summaries: Sequence[Summary], path: Path) -> None:
+    """Grouped bars: one group per family, one bar per agent, the interval as error bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display on servers and CI
+    import matplotlib.pyplot as plt
+
+    families = list(dict.fromkeys(s.family for s in summaries))
+    agents = list(dict.fromkeys(s.agent for s in summaries))
+    by_key = {(s.agent, s.family): s for s in summaries}
+    width = 0.8 / len(agents)
+    figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(families)), 4.2), dpi=120)
+    for i, agent in enumerate(agents):
+        positions, means, errors = [], [], [[], []]
+        for j, family in enumerate(families):
+            s = by_key.get((agent, family))
+            if s is None:
+                continue
+            positions.append(j - 0.4 + width * (i + 0.5))
+            means.append(s.mean_score)
+            errors[0].append(s.mean_score - s.ci_low)
+            errors[1].append(s.ci_high - s.mean_score)
+        axes.bar(positions, means, width, yerr=errors, capsize=2, label=agent)
+    axes.set_xticks(range(len(families)), families)
+    axes.set_ylim(0, 1.05)
+    axes.set_ylabel("mean final score")
+    axes.set_title("Final score by family (95% bootstrap interval)")
+    axes.legend(
+        fontsize="small",
+        ncols=min(len(agents), 5),
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.12),
+        frameon=False,
+    )
+    figure.tight_layout()
+    figure.savefig(path, bbox_inches="tight", metadata={"Software": None})  # no version stamp
+    plt.close(figure)

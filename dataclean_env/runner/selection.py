@@ -1,0 +1,54 @@
+"""Which episodes a run plays: (task, seed, split) triples from the command-line choices."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from dataclean_env.tasks import TaskRegistry
+
+FAMILIES = ("fixed", "generated", "custom", "all")
+
+
+@dataclass(frozen=True)
+class EpisodeKey:
+    task_id: str
+    seed: int | None
+    split: str
+
+
+def parse_seeds(text: str) -> list[int]:
+    """'0-99', '3,5,7' or '0-4,10' -> the listed seeds, in order, without repeats."""
+    seeds: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        first, dash, last = part.partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()):
+            raise ValueError(f"bad seed list {text!r}: use numbers and ranges like 0-9,12")
+        span = range(int(first), int(last) + 1) if dash else [int(first)]
+        seeds += span
+    return list(dict.fromkeys(seeds))
+
+
+def task_ids(registry: TaskRegistry, tasks: Sequence[str] | None, family: str) -> list[str]:
+    """The named tasks (checked), else every task of the family: a kind (fixed, generated,
+    custom; 'all': every task) or one generated family by its task id (e.g. crm)."""
+    if tasks:
+        for task_id in tasks:
+            registry.spec(task_id)  # an unknown id fails here, before any episode runs
+        return list(tasks)
+    generated = [s.task_id for s in registry.specs() if s.family == "generated"]
+    if family in generated:
+        return [family]
+    if family not in FAMILIES:
+        known = ", ".join([*FAMILIES, *generated])
+        raise ValueError(f"family must be one of {known}, not {family!r}")
+    return [s.task_id for s in registry.specs() if family in ("all", s.family)]
+
+
+def episodes(
+    task_ids: Sequence[str], seeds: Iterable[int], split: str, limit: int | None = None
+) -> list[EpisodeKey]:
+    """Seed-major order (every task at seed 0, then at seed 1, ...), so that a run cut
+    short by `limit` still covers every task."""
+    keys = [EpisodeKey(task_id, seed, split) for seed in seeds for task_id in task_ids]
+    return keys if limit is None else keys[:limit]

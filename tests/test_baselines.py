@@ -1,0 +1,116 @@
+"""The baseline report: a small real run of scripts/baselines.py, numbers recomputed from the
+environment, and the heuristic baseline beating the no-op agent on every family."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+from dataclean_env.agents import HeuristicAgent
+from dataclean_env.episode import Episode
+from dataclean_env.runner.agents import NoOpAgent
+from dataclean_env.runner.baselines import baseline_keys, family_of, main
+from dataclean_env.runner.envs import LocalEnvironment, rows_lost
+from dataclean_env.runner.loop import run_episode
+from dataclean_env.runner.selection import EpisodeKey
+from dataclean_env.runner.stats import bootstrap_interval
+from dataclean_env.snapshot import Snapshot
+from dataclean_env.tasks import default_registry
+
+AGENTS = ["noop-baseline", "heuristic-baseline", "random-baseline", "oracle-replay"]
+FAMILIES = ["fixed"] + [s.task_id for s in default_registry().specs() if s.family == "generated"]
+SEEDS = [0, 1, 2]
+
+
+@pytest.fixture(autouse=True)
+def no_llm_key(monkeypatch) -> None:
+    for name in ("HF_TOKEN", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_bootstrap_interval_is_exact_on_small_cases() -> None:
+    assert bootstrap_interval([0.4] * 7) == pytest.approx((0.4, 0.4))
+    # Two episodes: resampled means are 0, 0.5 and 1 with chances 1/4, 1/2, 1/4.
+    assert bootstrap_interval([0.0, 1.0]) == (0.0, 1.0)
+    values = np.random.default_rng(5).random(50)
+    low, high = bootstrap_interval(values)
+    assert low < values.mean() < high
+    assert bootstrap_interval(values) == (low, high)  # seeded: the same every time
+
+
+def table_rows(report: str) -> dict[tuple[str, str], list[str]]:
+    """(family, agent) -> the other cells of the results table."""
+    rows = {}
+    for line in report.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 8 and cells[1].startswith("`"):
+            rows[(cells[0], cells[1].strip("`"))] = cells[2:]
+    return rows
+
+
+def test_a_small_baseline_run_writes_a_report_with_recomputable_numbers(registry, tmp_path) -> None:
+    results = tmp_path / "episodes.jsonl"
+    argv = ["--seeds", "0-2", "--out-dir", str(tmp_path), "--results", str(results)]
+    assert main(argv) == 0
+
+    report = (tmp_path / "BASELINES.md").read_text()
+    assert f"`uv run python scripts/baselines.py --seeds 0-2 --out-dir {tmp_path}" in report
+    rows = table_rows(report)
+    assert list(rows) == [(f, a) for f in FAMILIES for a in AGENTS]
+    assert (tmp_path / "baselines.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    keys = baseline_keys(registry, SEEDS, "eval")
+    assert len(results.read_text().splitlines()) == len(AGENTS) * len(keys)
+
+    family = family_of(registry)
+    for name in FAMILIES:
+        # No-op: the dirty table's own score, as a fresh episode reports it.
+        episodes = [
+            Episode("check", registry.make(k.task_id, k.seed, k.split))
+            for k in keys
+            if family(k.task_id) == name
+        ]
+        scores = [e.reward.total for e in episodes]
+        low, high = bootstrap_interval(scores)
+        lost = np.mean([rows_lost(e.task, Snapshot.of(e.table)) for e in episodes])
+        assert rows[(name, "noop-baseline")] == [
+            str(len(episodes)),
+            f"{np.mean(scores):.4f}",
+            f"[{low:.4f}, {high:.4f}]",
+            "0.0%",
+            "0.0%",
+            f"{lost:.2f}",
+        ]
+        means = {agent: float(rows[(name, agent)][1]) for agent in AGENTS}
+        assert means["oracle-replay"] == max(means.values())
+    assert rows[("fixed", "oracle-replay")] == [
+        "12", "0.9999", "[0.9999, 0.9999]", "0.0%", "100.0%", "0.00"
+    ]  # fmt: skip
+    assert rows[("fixed", "noop-baseline")][1:3] == ["0.0001", "[0.0001, 0.0001]"]
+
+    # The random agent's numbers come from its episodes in the results file.
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    fixed_random = [
+        r for r in records if r["model"] == "random-baseline" and family(r["task_id"]) == "fixed"
+    ]
+    invalid = sum(r["invalid_actions"] for r in fixed_random) / sum(
+        r["steps"] for r in fixed_random
+    )
+    assert (
+        rows[("fixed", "random-baseline")][1]
+        == f"{np.mean([r['score'] for r in fixed_random]):.4f}"
+    )
+    assert rows[("fixed", "random-baseline")][3] == f"{invalid:.1%}"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_heuristic_beats_the_noop_agent_on_every_family(registry, family) -> None:
+    tasks = [s.task_id for s in registry.specs() if family in (s.task_id, s.family)]
+    env, silent = LocalEnvironment(registry), io.StringIO()
+    scores: dict[str, list[float]] = {"noop": [], "heuristic": []}
+    for key in (EpisodeKey(t, seed, "eval") for t in tasks for seed in SEEDS):
+        scores["noop"].append(run_episode(env, NoOpAgent(), key, out=silent).score)
+        scores["heuristic"].append(run_episode(env, HeuristicAgent(), key, out=silent).score)
+    assert np.mean(scores["heuristic"]) > np.mean(scores["noop"]), scores
