@@ -9,7 +9,7 @@ from dataclean_env.episode import Episode
 from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import SPLITS, instance_number
 from dataclean_env.schemas import Action
-from dataclean_env.tasks.generated import FAMILIES
+from dataclean_env.tasks.generated import FAMILIES, instance
 from environment import DataCleaningEnv
 from tests.conftest import GENERATED_IDS, PRESERVATION_FIELDS
 
@@ -196,3 +196,18 @@ def test_openenv_task_api_lists_generated_instances(client) -> None:
     assert client.post(f"{base}/task", json={"split": "eval", "index": 1200}).status_code == 400
     bad = client.post(f"{base}/num_tasks", json={"split": "holdout"})
     assert (bad.status_code, bad.json()["code"]) == (422, "INVALID_ACTION")
+
+
+@pytest.mark.parametrize("task_id", GENERATED_IDS)
+def test_same_instance_and_actions_give_byte_identical_observations_and_rewards(
+    registry, task_id
+) -> None:
+    def transcript() -> str:
+        instance.cache_clear()  # generate the instance afresh each time
+        task = registry.make(task_id, 5, "test")
+        episode = Episode("same", task)
+        results = [episode.result()]
+        results += [episode.step(Action(**action)) for action in task.solution]
+        return "\n".join(r.model_dump_json() for r in results)
+
+    assert transcript() == transcript()
