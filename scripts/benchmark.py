@@ -37,37 +37,65 @@ sys.path.insert(0, str(ROOT))
 from dataclean_env.episode import Episode  # noqa: E402
 from dataclean_env.schemas import Action  # noqa: E402
 from dataclean_env.settings import Settings  # noqa: E402
-from dataclean_env.tasks import default_registry  # noqa: E402
+from dataclean_env.tasks import Task, default_registry  # noqa: E402
 from dataclean_env.tasks.fixed import load_metadata  # noqa: E402
 
 PLANS = {e["task_id"]: e["optimal_plan"] for e in load_metadata(Settings().datasets_dir)}
 
 
-def engine(repeats: int) -> dict[str, dict[str, float]]:
-    registry = default_registry()
-    results = {}
-    for task_id, plan in PLANS.items():
-        actions = [Action(**a) for a in plan]
-        step_times, reset_times = [], []
-        for i in range(repeats + 3):
+def time_plan(make_task: Callable[[], Task], plan: list[dict], repeats: int) -> dict[str, float]:
+    """Engine time of each step of `plan` and of the reset, warm, over `repeats` episodes."""
+    actions = [Action(**a) for a in plan]
+    step_times, reset_times = [], []
+    for i in range(repeats + 3):
+        start = time.perf_counter()
+        episode = Episode(f"bench-{i}", make_task())
+        reset_time = time.perf_counter() - start
+        times = []
+        for action in actions:
             start = time.perf_counter()
-            episode = Episode(f"bench-{i}", registry.make(task_id, None))
-            reset_time = time.perf_counter() - start
-            times = []
-            for action in actions:
-                start = time.perf_counter()
-                episode.step(action)
-                times.append(time.perf_counter() - start)
-            if i >= 3:  # warm-up
-                step_times.extend(times)
-                reset_times.append(reset_time)
-        results[task_id] = {
-            "steps": len(step_times),
-            "median_us": statistics.median(step_times) * 1e6,
-            "mean_us": statistics.fmean(step_times) * 1e6,
-            "p95_us": statistics.quantiles(step_times, n=20)[18] * 1e6,
-            "reset_us": statistics.median(reset_times) * 1e6,
-        }
+            episode.step(action)
+            times.append(time.perf_counter() - start)
+        if i >= 3:  # warm-up
+            step_times.extend(times)
+            reset_times.append(reset_time)
+    return {
+        "steps": len(step_times),
+        "median_us": statistics.median(step_times) * 1e6,
+        "mean_us": statistics.fmean(step_times) * 1e6,
+        "p95_us": statistics.quantiles(step_times, n=20)[18] * 1e6,
+        "reset_us": statistics.median(reset_times) * 1e6,
+    }
+
+
+def engine(repeats: int) -> dict[str, dict[str, float]]:
+    """The fixed tasks' optimal plans, then one hard instance (100-200 rows) of each
+    generated family with its own solution, one operation per step (programs opened up)."""
+    registry = default_registry()
+    results = {
+        task_id: time_plan(lambda t=task_id: registry.make(t, None), plan, repeats)
+        for task_id, plan in PLANS.items()
+    }
+    for spec in registry.specs():
+        if spec.family != "generated":
+            continue
+        seed = next(
+            s
+            for s in range(100)
+            if registry.make(spec.task_id, s, "eval").spec.difficulty == "hard"
+        )
+        task = registry.make(spec.task_id, seed, "eval")
+        plan = [
+            inner
+            for action in task.solution
+            for inner in (
+                action["parameters"]["operations"] if action["operation"] == "program" else [action]
+            )
+        ]
+        label = f"{spec.task_id} (eval seed {seed}, {len(task.dirty)} rows)"
+        results[label] = time_plan(
+            lambda t=spec.task_id, s=seed: registry.make(t, s, "eval"), plan, repeats
+        )
     return results
 
 
@@ -248,6 +276,8 @@ def main() -> int:
         "so read the numbers as orders of magnitude; rerun the script to compare.",
         "",
         "## Engine time per step (inside `Episode.step`, optimal plan, warm)",
+        "",
+        "The four original tasks, then a hard instance of each generated family.",
         "",
         "| task | steps timed | median µs | mean µs | p95 µs | reset µs |",
         "|---|---|---|---|---|---|",

@@ -17,13 +17,15 @@ cells' share and the dirty table's row integrity, and repair 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import operator
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
 
-from dataclean_env.canonical import MISSING, cells_equal, is_missing, kind_of
+from dataclean_env.canonical import MISSING, NUMBER_TOLERANCE, cells_equal, is_missing, kind_of
 from dataclean_env.grading.facts import key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp
@@ -31,6 +33,32 @@ from dataclean_env.snapshot import Snapshot
 
 WEIGHTS = {"repair_score": 0.6, "preservation_score": 0.2, "row_integrity_score": 0.2}
 Cell = tuple[str, str, Any]  # (key, gold column, gold value)
+ByColumn = dict[str, list[tuple[str, Any]]]  # gold column -> [(key, canonical gold value)]
+
+
+def _near(cell: Any, gold: float) -> bool:
+    return abs(cell - gold) <= NUMBER_TOLERANCE
+
+
+def _same_text(cell: Any, gold: str) -> bool:
+    return cell == gold if type(cell) is str else str(cell) == gold
+
+
+# How a present cell is compared with gold once its column has gold's type, so that the
+# cell is already a number, bool, timestamp or text (what `cells_equal` would parse first).
+_EQUAL: dict[str, Callable[[Any, Any], bool]] = {
+    "int": _near,
+    "float": _near,
+    "bool": operator.eq,
+    "datetime": operator.eq,
+    "str": _same_text,
+}
+_CANONICAL: dict[str, Callable[[Any], Any]] = {
+    "int": float,
+    "float": float,
+    "bool": bool,
+    "str": str,
+}
 
 
 def _keys(values: list[Any]) -> list[str | None]:
@@ -74,21 +102,49 @@ class PreservationGrader:
         submitted, expected = snapshot.n_rows, len(self.gold_keys)
         wrong_rows = (submitted - matched) + (expected - matched)
         return {
-            "repair_score": self._share_right(self.to_repair, snapshot, first),
-            "preservation_score": self._share_right(self.to_preserve, snapshot, first),
+            "repair_score": self._share_right(self._repair_by_column, snapshot, first),
+            "preservation_score": self._share_right(self._preserve_by_column, snapshot, first),
             "row_integrity_score": 1.0 - wrong_rows / max(1, submitted + expected),
         }
 
-    def _share_right(
-        self, cells: tuple[Cell, ...], snapshot: Snapshot, first: dict[str, int]
-    ) -> float:
-        if not cells:
+    # The cells grouped by column, gold canonicalised: grading runs on every step, and
+    # comparing a column's cells in one loop is several times faster than cell by cell.
+    @cached_property
+    def _repair_by_column(self) -> ByColumn:
+        return self._by_column(self.to_repair)
+
+    @cached_property
+    def _preserve_by_column(self) -> ByColumn:
+        return self._by_column(self.to_preserve)
+
+    def _by_column(self, cells: tuple[Cell, ...]) -> ByColumn:
+        grouped: ByColumn = {}
+        for key, column, gold in cells:
+            canonical = _CANONICAL.get(self.kinds[column])
+            value = gold if gold is None or canonical is None else canonical(gold)
+            grouped.setdefault(column, []).append((key, value))
+        return grouped
+
+    def _share_right(self, cells: ByColumn, snapshot: Snapshot, first: dict[str, int]) -> float:
+        total = sum(len(column_cells) for column_cells in cells.values())
+        if not total:
             return 1.0
         right = 0
-        for key, column, gold_value in cells:
-            row = first.get(key)
-            right += row is not None and _right(snapshot, row, column, gold_value, self.kinds)
-        return right / len(cells)
+        for column, column_cells in cells.items():
+            kind = self.kinds[column]
+            if snapshot.kinds.get(column) != kind:
+                continue  # a column of the wrong type (or none) holds no right cell
+            values, equal = snapshot.values[column], _EQUAL[kind]
+            for key, gold in column_cells:
+                row = first.get(key)
+                if row is None:
+                    continue
+                cell = values[row]
+                if gold is None:
+                    right += cell is MISSING
+                elif cell is not MISSING and equal(cell, gold):
+                    right += 1
+        return right / total
 
     def combine(
         self, scores: Mapping[str, float], history: Sequence[ActionRecord], max_steps: int
