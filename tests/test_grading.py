@@ -12,7 +12,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from dataclean_env.canonical import cells_equal
 from dataclean_env.grading import ActionRecord, Grader, build_facts, clamp, penalty
 from dataclean_env.grading.components import (
     COMPONENTS,
@@ -24,6 +27,7 @@ from dataclean_env.grading.components import (
     schema_errors,
 )
 from dataclean_env.grading.facts import key_text
+from dataclean_env.grading.preservation import _CANONICAL, _EQUAL
 from dataclean_env.operations import get_operation
 from dataclean_env.snapshot import Snapshot
 from tests.conftest import REWARD_FIELDS
@@ -630,3 +634,31 @@ def test_every_reward_field_is_clamped_and_rounded(
     for field, value in got.items():
         assert 0.0001 <= value <= 0.9999, field
         assert round(value, 4) == value, field
+
+
+# ── the preservation grader's fast comparison agrees with cells_equal ──────────
+
+_PAIRS = {
+    "int": (st.integers(-(10**6), 10**6), st.integers(-(10**6), 10**6)),
+    "float": (
+        st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: round(x, 3)),
+        st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: round(x, 3)),
+    ),
+    "bool": (st.booleans(), st.booleans()),
+    "str": (st.text(max_size=4), st.text(max_size=4)),
+    "datetime": (
+        st.dates().map(pd.Timestamp),
+        st.dates().map(pd.Timestamp),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(_PAIRS))
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_fast_cell_comparison_agrees_with_cells_equal(kind, data) -> None:
+    cell_strategy, gold_strategy = _PAIRS[kind]
+    gold = data.draw(gold_strategy)
+    cell = data.draw(st.one_of(cell_strategy, st.just(gold)))
+    canonical = _CANONICAL.get(kind, lambda v: v)(gold)
+    assert _EQUAL[kind](cell, canonical) == cells_equal(cell, gold, kind)
