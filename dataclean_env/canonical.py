@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -34,9 +33,21 @@ _FALSE = {"false", "no", "n", "f", "0"}
 NUMBER_TOLERANCE = 0.005
 
 
-@lru_cache(maxsize=256)
+# Keyed by (dtype class, name): hashing a pandas extension dtype itself (StringDtype, say)
+# costs microseconds, and kind_of runs for every column of every table version.
+_KINDS: dict[tuple[type, str], str] = {}
+
+
 def kind_of(dtype: Any) -> str:
     """The coarse kind of a pandas dtype: int, float, bool, datetime or str."""
+    key = (type(dtype), dtype.name)
+    kind = _KINDS.get(key)
+    if kind is None:
+        kind = _KINDS[key] = _classify(dtype)
+    return kind
+
+
+def _classify(dtype: Any) -> str:
     if pd.api.types.is_bool_dtype(dtype):
         return "bool"
     if pd.api.types.is_integer_dtype(dtype):
