@@ -63,28 +63,30 @@ def generate(rng: random.Random) -> Generated:
         for employee_id in sorted(rng.sample(range(10_000, 99_999), rows))
     ]
     broken = max(1, round(rows * rate / 4))
-    too_old = {id(r) for r in rng.sample(clean_rows, broken)}
-    too_young = {id(r) for r in rng.sample(clean_rows, broken)} - too_old
-    future = {id(r) for r in rng.sample(clean_rows, broken)}
-    negative = {id(r) for r in rng.sample(clean_rows, broken)}
+    too_old = {r["employee_id"] for r in rng.sample(clean_rows, broken)}
+    too_young = {r["employee_id"] for r in rng.sample(clean_rows, broken)} - too_old
+    future = {r["employee_id"] for r in rng.sample(clean_rows, broken)}
+    negative = {r["employee_id"] for r in rng.sample(clean_rows, broken)}
     for row in clean_rows:  # gold holds what the constraints make of the broken values
-        if id(row) in too_old:
+        if row["employee_id"] in too_old:
             row["age"] = oldest
-        if id(row) in too_young:
+        if row["employee_id"] in too_young:
             row["age"] = youngest
-        if id(row) in negative:
+        if row["employee_id"] in negative:
             row["revenue"] = 0.0
 
     def dirty_row(row: dict) -> dict:
         age = row["age"]
-        if id(row) in too_old:
+        if row["employee_id"] in too_old:
             age = rng.choice([oldest + rng.randint(5, 40), 999])
-        elif id(row) in too_young:
+        elif row["employee_id"] in too_young:
             age = rng.randint(0, youngest - 1)
         hired = row["hire_date"]
-        if id(row) in future:
+        if row["employee_id"] in future:
             hired = hired.replace(year=hired.year + 100)
-        revenue = -round(rng.uniform(1, 5000), 2) if id(row) in negative else row["revenue"]
+        revenue = (
+            -round(rng.uniform(1, 5000), 2) if row["employee_id"] in negative else row["revenue"]
+        )
         return {
             "employee_id": row["employee_id"],
             "name": noisy_name(rng, row["name"]),

@@ -65,7 +65,6 @@ def generate(rng: random.Random) -> Generated:
     aliases = aliases_for(rng, STATUSES)
     alias_of = {value: alias for alias, value in aliases.items()}
     customers = {cid: full_name(rng) for cid in rng.sample(range(500, 999), max(3, rows // 4))}
-    # Customers with at least three orders can have one misspelt: the majority stays right.
     order_ids = sorted(rng.sample(range(200_000, 299_999), rows))
     clean_rows = []
     for order_id in order_ids:
@@ -91,12 +90,13 @@ def generate(rng: random.Random) -> Generated:
     counts: dict[int, list[dict]] = {}
     for row in clean_rows:
         counts.setdefault(row["customer_id"], []).append(row)
+    # Customers with at least three orders can have one misspelt: the majority stays right.
     misspelt = {
-        id(rng.choice(group))
+        rng.choice(group)["order_id"]
         for group in counts.values()
         if len(group) >= 3 and rng.random() < rate * 2
     }
-    capped = {id(row) for row in rng.sample(clean_rows, max(1, round(rows * rate / 5)))}
+    capped = {row["order_id"] for row in rng.sample(clean_rows, max(1, round(rows * rate / 5)))}
 
     def dirty_row(row: dict) -> dict:
         status = row["status"]
@@ -104,11 +104,11 @@ def generate(rng: random.Random) -> Generated:
             status = alias_of[status]
         elif rng.random() < rate:
             status = rng.choice([status.upper(), status.title(), padded(rng, status)])
-        price = row["unit_price"] * (1000 if id(row) in capped else 1)
+        price = row["unit_price"] * (1000 if row["order_id"] in capped else 1)
         return {
             **row,
             "customer_name": _misspelt(rng, row["customer_name"])
-            if id(row) in misspelt
+            if row["order_id"] in misspelt
             else row["customer_name"],
             "status": status,
             "order_date": written_date(rng, row["order_date"], convention),
@@ -122,7 +122,7 @@ def generate(rng: random.Random) -> Generated:
     dirty = dirty.astype({c: "str" for c in ("customer_name", "product", "status", "order_date")})
     clean = pd.DataFrame(clean_rows)
     clean["unit_price"] = clean["unit_price"].where(
-        [id(r) not in capped for r in clean_rows], float(PRICE_CAP)
+        [r["order_id"] not in capped for r in clean_rows], float(PRICE_CAP)
     )
     clean["order_date"] = [d.isoformat() for d in clean["order_date"]]
     clean = clean.astype({c: "str" for c in ("customer_name", "product", "status", "order_date")})
