@@ -36,9 +36,11 @@ RewardMode = Literal["delta", "absolute"]
 SPLIT_SIZES = {"train": 1000, "eval": 200, "test": 200}  # listed instances per family
 MAX_TASK_RANGE = 500
 DESCRIPTION = (
-    "Clean a dirty table one operation per step (deduplicate, rename, fill, fix types, "
-    "remove outliers, validate, finish); every step is scored cell by cell against a hidden "
-    "gold table."
+    "Clean a dirty table one operation (or one program of operations) per step: deduplicate, "
+    "rename, fill, fix types, normalise text, dates and phones, map aliases, clamp, repair "
+    "functional dependencies, drop or set rows. Four fixed tasks, six seeded generated "
+    "families with train/eval/test splits, and any dirty/clean CSV pair dropped in a folder; "
+    "every step is scored cell by cell against a hidden gold table."
 )
 
 
