@@ -54,7 +54,8 @@ class HeuristicAgent:
 
     def __init__(self) -> None:
         self.done_stages: set[str] = set()
-        self.card: CardPlan | None = None
+        self.card: CardPlan | None = None  # read from the description on the first step
+        self.key: str | None = None  # the protected key column the card names
         self.scan_next = 0  # next row position to look at when hunting rows to drop
         self.to_drop: list[Any] = []
 
@@ -64,9 +65,8 @@ class HeuristicAgent:
         columns = observation["columns"]
         if self.card is None:
             found = _KEY.search(description)
-            key = (found.group(1) or found.group(2)) if found else None
-            self.card = read_card(description, columns, ops, key)
-            self.key = key
+            self.key = (found.group(1) or found.group(2)) if found else None
+            self.card = read_card(description, columns, ops, self.key)
             if any(step["operation"] == "fix_dtype" for step in self.card.steps):
                 self.done_stages.add("dtype")  # the card says which types it wants
         if self.card.steps:
