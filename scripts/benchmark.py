@@ -236,7 +236,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeats", type=int, default=50)
-    parser.add_argument("--episodes", type=int, default=10)
+    parser.add_argument("--episodes", type=int, default=30)
     parser.add_argument(
         "--baseline",
         action="append",
@@ -254,6 +254,7 @@ def main() -> int:
         common = [t for t in common if t in served_tasks(url)]
     process, url = start_server()
     try:
+        drive(url, 3, 1, True, list(PLANS))  # warm-up: first-request code paths, caches
         sequential = drive(url, args.episodes, 1, True, list(PLANS))
         concurrent = drive(url, max(1, args.episodes // 2), 8, True, list(PLANS))
         legacy = drive(url, args.episodes, 1, False, common)
@@ -262,6 +263,8 @@ def main() -> int:
     finally:
         process.terminate()
         process.wait(timeout=10)
+    for url in baselines.values():
+        drive(url, 3, 1, False, common)  # the same warm-up for every server
     baseline_rates = {
         name: drive(url, args.episodes, 1, False, common) for name, url in baselines.items()
     }
