@@ -8,6 +8,7 @@ addressed, so the near-duplicate copies of a record are dropped or corrected tog
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -27,6 +28,7 @@ from dataclean_env.operations.fill import constant_for
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 
 RowId = int | str
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_ROW_IDS = 1000
 MAX_SHOWN_ROWS = 50
 
@@ -90,18 +92,25 @@ def set_cell(table: pd.DataFrame, params: SetCellParams, ctx: OpContext) -> OpRe
     require_modifiable(ctx, [params.column])
     (rows,) = _rows_by_id(table, ctx, [params.row_id])
     snapshot = ctx.snapshot_of(table)
-    kind = snapshot.kinds[params.column]
-    new_value: Any
-    if params.value is None:
-        if kind in ("int", "bool"):
-            raise InvalidParameters(f"column {params.column!r} ({kind}) cannot hold empty cells")
-        new_value = MISSING
-    else:
-        new_value = constant_for(params.column, kind, params.value)
+    new_value = _cell_value(params.column, snapshot.kinds[params.column], params.value)
     new = list(snapshot.values[params.column])
     for i in rows:
         new[i] = new_value
     return rewrite_rows(table, ctx, params.column, new, "set_cell")
+
+
+def _cell_value(column: str, kind: str, value: str | int | float | bool | None) -> Any:
+    """`value` as a cell of a `kind` column (MISSING for null), or InvalidParameters."""
+    if value is None:
+        if kind in ("int", "bool"):
+            raise InvalidParameters(f"column {column!r} ({kind}) cannot hold empty cells")
+        return MISSING
+    cell = constant_for(column, kind, value)
+    if kind == "int" and not (float(cell).is_integer() and INT64_MIN <= cell <= INT64_MAX):
+        raise InvalidParameters(f"column {column!r} holds whole numbers; {value!r} is not one")
+    if kind == "float" and not math.isfinite(cell):
+        raise InvalidParameters(f"column {column!r} needs a finite number, not {value!r}")
+    return int(cell) if kind == "int" else cell
 
 
 class ShowRowsParams(Params):
