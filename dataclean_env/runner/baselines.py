@@ -34,8 +34,9 @@ NOTES = {
     "noop": AgentNote("noop-baseline", "sends `finish` at once: the dirty table's own score"),
     "heuristic": AgentNote(
         "heuristic-baseline",
-        "`dataclean_env.agents.HeuristicAgent`, the project's baseline: reads the "
-        "observation and the task description, walks the cleaning pipeline",
+        "`dataclean_env.agents.HeuristicAgent`, the project's baseline: follows the rule "
+        "card in the task description (`dataclean_env/rule_card.py`), then walks the "
+        "cleaning pipeline as the observation shows it; never sees the task id or gold",
     ),
     "random": AgentNote(
         "random-baseline",
