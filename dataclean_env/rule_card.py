@@ -12,14 +12,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-Action = dict[str, Any]
+ActionDict = dict[str, Any]  # an action envelope as JSON: {"operation", "parameters"}
 EU_NUMBER_STEPS = ((r"[.\s€]", ""), (",", "."))  # "1.234,50 €" -> "1234.50"
 NO_CEILING = 1e12
 
 
 @dataclass
 class CardPlan:
-    steps: list[Action] = field(default_factory=list)
+    steps: list[ActionDict] = field(default_factory=list)
     leave_empty: set[str] = field(default_factory=set)  # columns whose missing cells are right
     # (column, email domain): rows to find by scanning the table and drop by id.
     drop_matching: tuple[str, str] | None = None
@@ -38,6 +38,7 @@ def _mentions(description: str, columns: list[str]) -> list[tuple[int, str]]:
 def read_card(
     description: str, columns: list[str], operations: set[str], key: str | None
 ) -> CardPlan:
+    """The steps `description` asks for, limited to `operations`, never touching `key`."""
     mentions = _mentions(description, columns)
 
     def column_before(position: int) -> str | None:
@@ -53,7 +54,7 @@ def read_card(
         return hits
 
     plan = CardPlan()
-    stages: dict[str, list[Action]] = {name: [] for name in STAGES}
+    stages: dict[str, list[ActionDict]] = {name: [] for name in STAGES}
 
     def add(stage: str, operation: str, **parameters: Any) -> None:
         if operation in operations:
