@@ -113,6 +113,11 @@ class Episode:
 
     # ── views ─────────────────────────────────────────────────────────────
     @property
+    def snapshot(self) -> Snapshot:
+        """The committed table, read out (the grader's and the observation's input)."""
+        return self._snapshot
+
+    @property
     def cells(self) -> int:
         return self._snapshot.n_rows * len(self._snapshot.columns)
 

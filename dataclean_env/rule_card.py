@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from dataclean_env.operations.formats import eu_number_steps
+
 ActionDict = dict[str, Any]  # an action envelope as JSON: {"operation", "parameters"}
-EU_NUMBER_STEPS = ((r"[.\s€]", ""), (",", "."))  # "1.234,50 €" -> "1234.50"
 NO_CEILING = 1e12
 
 
@@ -93,14 +94,8 @@ def read_card(
     for match, column in cued(r"\b(?:an?|to) (int|float|bool|datetime)\b"):
         kind = match.group(1)
         if eu and kind in ("int", "float"):
-            for pattern, replacement in EU_NUMBER_STEPS:
-                add(
-                    "numbers",
-                    "regex_replace",
-                    column=column,
-                    pattern=pattern,
-                    replacement=replacement,
-                )
+            for step in eu_number_steps(column):
+                add("numbers", step["operation"], **step["parameters"])
         add("types", "fix_dtype", column=column, dtype=kind)
     for match, column in cued(r"within (-?\d+)\.\.(-?\d+)"):
         add(

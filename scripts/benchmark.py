@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dataclean_env.episode import Episode  # noqa: E402
+from dataclean_env.operations.program import opened  # noqa: E402
 from dataclean_env.schemas import Action  # noqa: E402
 from dataclean_env.settings import Settings  # noqa: E402
 from dataclean_env.tasks import Task, default_registry  # noqa: E402
@@ -85,13 +86,7 @@ def engine(repeats: int) -> dict[str, dict[str, float]]:
             if registry.make(spec.task_id, s, "eval").spec.difficulty == "hard"
         )
         task = registry.make(spec.task_id, seed, "eval")
-        plan = [
-            inner
-            for action in task.solution
-            for inner in (
-                action["parameters"]["operations"] if action["operation"] == "program" else [action]
-            )
-        ]
+        plan = opened(task.solution)
         label = f"{spec.task_id} (eval seed {seed}, {len(task.dirty)} rows)"
         results[label] = time_plan(
             lambda t=spec.task_id, s=seed: registry.make(t, s, "eval"), plan, repeats

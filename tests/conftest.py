@@ -6,6 +6,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -52,8 +53,15 @@ TABLE_FIELDS = (
     "dtypes",
     "duplicate_count",
     "sample_rows",
+    "sample_offset",
     "dataset_info",
 )
+
+
+def ok(response) -> dict[str, Any]:
+    """The JSON of a 200 answer (else the test fails with the body)."""
+    assert response.status_code == 200, response.text
+    return response.json()
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from dataclean_env import __version__
 from dataclean_env.settings import Settings
 from dataclean_env.tasks.fixed import read_table
-from tests.conftest import ALL_TASK_IDS, GENERATED_IDS, REWARD_FIELDS, TASK_IDS
+from tests.conftest import ALL_TASK_IDS, GENERATED_IDS, REWARD_FIELDS, TASK_IDS, ok
 
 DATASETS = Settings().datasets_dir
 MAX_STEPS = {
@@ -34,6 +34,7 @@ OBSERVATION_FIELDS = {
     "dtypes",
     "duplicate_count",
     "sample_rows",
+    "sample_offset",
     "available_operations",
     "task_description",
     "message",
@@ -57,11 +58,6 @@ MEDIUM_MEAN_TOTAL = round(0.5 * 10 / 18, 4)
 
 def dirty_table(entry: dict[str, Any]):
     return read_table(DATASETS / entry["folder"] / "dirty.csv", entry.get("text_columns"))
-
-
-def ok(response) -> dict[str, Any]:
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 # ── service paths ────────────────────────────────────────────────────────────

@@ -13,11 +13,10 @@ from dataclean_env.agents import HeuristicAgent
 from dataclean_env.episode import Episode
 from dataclean_env.runner.agents import NoOpAgent
 from dataclean_env.runner.baselines import baseline_keys, family_of, main
-from dataclean_env.runner.envs import LocalEnvironment, rows_lost
+from dataclean_env.runner.envs import LocalEnvironment
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.runner.stats import bootstrap_interval
-from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import default_registry
 
 AGENTS = ["noop-baseline", "heuristic-baseline", "random-baseline", "oracle-replay"]
@@ -74,7 +73,7 @@ def test_a_small_baseline_run_writes_a_report_with_recomputable_numbers(registry
         ]
         scores = [e.reward.total for e in episodes]
         low, high = bootstrap_interval(scores)
-        lost = np.mean([rows_lost(e.task, Snapshot.of(e.table)) for e in episodes])
+        lost = np.mean([e.task.grader.gold_rows_missing(e.snapshot) for e in episodes])
         assert rows[(name, "noop-baseline")] == [
             str(len(episodes)),
             f"{np.mean(scores):.4f}",

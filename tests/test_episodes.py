@@ -14,15 +14,10 @@ from dataclean_env.schemas import Action
 from dataclean_env.sessions import EpisodeStore
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
-from tests.conftest import TASK_IDS
+from tests.conftest import TASK_IDS, ok
 
 TASK = "hard_full_pipeline"
 PROBE = {"operation": "validate_schema"}
-
-
-def ok(response) -> dict[str, Any]:
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def steps_of(client: TestClient, episode_id: str) -> int:

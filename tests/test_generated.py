@@ -8,6 +8,7 @@ import pytest
 from dataclean_env.episode import Episode
 from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import SPLITS, instance_number
+from dataclean_env.operations.program import opened
 from dataclean_env.schemas import Action
 from dataclean_env.tasks.generated import FAMILIES, instance
 from environment import DataCleaningEnv
@@ -71,17 +72,6 @@ def test_the_rule_card_plan_solves_every_instance(registry, task_id, split) -> N
         assert result.reward.total == 0.9999, (split, seed, result.reward)
 
 
-def leaf_actions(plan) -> list[dict]:
-    """The plan's actions with every program opened up."""
-    return [
-        inner
-        for action in plan
-        for inner in (
-            action["parameters"]["operations"] if action["operation"] == "program" else [action]
-        )
-    ]
-
-
 @pytest.mark.parametrize("task_id", GENERATED_IDS)
 @pytest.mark.parametrize("split", SPLITS)
 def test_each_instance_is_solved_by_its_own_solution_and_the_card_states_it(
@@ -96,7 +86,7 @@ def test_each_instance_is_solved_by_its_own_solution_and_the_card_states_it(
             assert "error" not in result.info, (seed, action, result.info)
         assert result.reward.total == 0.9999, (split, seed, result.reward)
         card = task.spec.description
-        for action in leaf_actions(task.solution):
+        for action in opened(task.solution):
             parameters = action.get("parameters", {})
             if action["operation"] == "map":  # the one-off aliases are on the card
                 for alias, value in parameters["mapping"].items():

@@ -15,9 +15,9 @@ from dataclean_env.canonical import MISSING
 from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.generation.noise import NULL_TOKENS
+from dataclean_env.operations.program import opened
 from dataclean_env.schemas import Action
 from tests.conftest import GENERATED_IDS
-from tests.test_generated import leaf_actions
 
 JUNK = {"str": "junk", "int": -987654, "float": -98765.4321, "bool": None, "datetime": "1901-02-03"}
 
@@ -30,7 +30,7 @@ def fork(episode: Episode) -> Episode:
 
 
 def damaging_actions(episode: Episode) -> list[dict[str, Any]]:
-    snapshot = episode._snapshot
+    snapshot = episode.snapshot
     (key,) = episode.spec.protected_columns
     keys = snapshot.values[key]
     counts = Counter(keys)
@@ -81,7 +81,7 @@ def test_no_damaging_step_raises_the_score_of_a_generated_instance(registry, tas
     task = registry.make(task_id, seed, "eval")
     episode = Episode("damage", task)
     tried = accepted = 0
-    for state in [None, *leaf_actions(task.solution)]:
+    for state in [None, *opened(task.solution)]:
         if state is not None:
             episode.step(Action(**state))
         before = episode.reward.total

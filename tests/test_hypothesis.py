@@ -126,7 +126,7 @@ def test_no_sequence_of_operations_breaks_an_episode(task_id, seed, data) -> Non
         if episode.done:
             break
         keys = sorted(episode.spec.protected_columns)
-        row_ids = episode._snapshot.values[keys[0]] if keys else []
+        row_ids = episode.snapshot.values[keys[0]] if keys else []
         action = action_for(data.draw, episode.observation().columns, row_ids)
         before = frozen(episode)
         try:
@@ -138,4 +138,4 @@ def test_no_sequence_of_operations_breaks_an_episode(task_id, seed, data) -> Non
         assert all(0.0001 <= v <= 0.9999 for v in body["reward"].values())
         columns = body["observation"]["columns"]
         assert len(set(columns)) == len(columns) and all(isinstance(c, str) for c in columns)
-        assert episode._snapshot == Snapshot.of(episode.table), action
+        assert episode.snapshot == Snapshot.of(episode.table), action

@@ -10,7 +10,7 @@ import pytest
 from dataclean_env.episode import Episode
 from dataclean_env.operations import resolve
 from dataclean_env.runner.agents import OracleAgent, RandomAgent
-from dataclean_env.runner.envs import LocalEnvironment, rows_lost
+from dataclean_env.runner.envs import LocalEnvironment
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.parsing import UnparseableReply, parse_action
 from dataclean_env.runner.prompt import operation_lines
@@ -121,10 +121,17 @@ def test_an_agent_that_keeps_failing_stops_at_twice_the_budget_without_a_finish(
 def test_rows_lost_counts_gold_keys_missing_from_the_table(registry) -> None:
     for task_id, key_column in (("hard_full_pipeline", "order_id"), ("fix_types", "order_id")):
         episode = Episode("x", registry.make(task_id, 0, "eval"))
-        table = episode.table
-        assert rows_lost(episode.task, Snapshot.of(table)) == 0
+        table, grader = episode.table, episode.task.grader
+        assert grader.gold_rows_missing(Snapshot.of(table)) == 0
         kept = table[~table[key_column].isin(table[key_column].iloc[:3])]
-        assert rows_lost(episode.task, Snapshot.of(kept)) == 3
+        assert grader.gold_rows_missing(Snapshot.of(kept)) == 3
+    env = LocalEnvironment(registry)
+    env.reset(EpisodeKey("crm", 0, "eval"))
+    assert env.rows_lost() == 0
+    table = env.episode.table
+    good = table.loc[~table["email"].str.contains("test.invalid"), "contact_id"].iloc[0]
+    env.step({"operation": "drop_rows", "parameters": {"row_ids": [int(good)]}})
+    assert env.rows_lost() == 1
 
 
 def test_the_operation_list_shows_parameters_and_shorthands() -> None:

@@ -19,7 +19,6 @@ from dataclean_env.generation.noise import (
     aliases_for,
     date_order,
     described_mapping,
-    eu_number_plan,
     full_name,
     money,
     noisy_name,
@@ -30,6 +29,7 @@ from dataclean_env.generation.noise import (
     us_phone,
     written_date,
 )
+from dataclean_env.operations.formats import eu_number_steps
 
 COUNTRIES = {
     "United States": ("USA", "U.S.", "US of A"),
@@ -145,7 +145,7 @@ def generate(rng: random.Random) -> Generated:
             "operation": "normalize_dates",
             "parameters": {"column": "created_at", "convention": convention},
         },
-        *(eu_number_plan("lifetime_value") if style == "eu" else []),
+        *(eu_number_steps("lifetime_value") if style == "eu" else []),
         {"operation": "fix_dtype", "parameters": {"column": "lifetime_value", "dtype": "float"}},
         {"operation": "dedupe", "parameters": {"keys": ["contact_id"]}},
     ]

@@ -22,7 +22,6 @@ from dataclean_env.generation.noise import (
     count,
     date_order,
     described_mapping,
-    eu_number_plan,
     money,
     padded,
     pick_difficulty,
@@ -30,6 +29,7 @@ from dataclean_env.generation.noise import (
     written_date,
 )
 from dataclean_env.generation.pools import PRODUCTS
+from dataclean_env.operations.formats import eu_number_steps
 
 WAREHOUSES = {
     "Berlin DC": ("BER", "berlin", "Bln DC"),
@@ -120,7 +120,9 @@ def generate(rng: random.Random) -> Generated:
         "counted twice: keep one row per sku. sku is the protected key and the row id. You "
         "may send a whole program of operations in one step."
     )
-    to_numbers = [*eu_number_plan("on_hand"), *eu_number_plan("unit_cost")] if style == "eu" else []
+    to_numbers = (
+        [*eu_number_steps("on_hand"), *eu_number_steps("unit_cost")] if style == "eu" else []
+    )
     steps = [
         {"operation": "dedupe", "parameters": {"keys": ["sku"]}},
         {"operation": "strip", "parameters": {"column": "product"}},

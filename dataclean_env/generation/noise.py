@@ -79,20 +79,6 @@ def count(value: int, style: str) -> str:
     return text.replace(",", ".") if style == "eu" else text
 
 
-def eu_number_plan(column: str) -> list[dict]:
-    """Steps that turn "1.234,50 €" text into "1234.50", ready for fix_dtype."""
-    return [
-        {
-            "operation": "regex_replace",
-            "parameters": {"column": column, "pattern": r"[.\s€]", "replacement": ""},
-        },
-        {
-            "operation": "regex_replace",
-            "parameters": {"column": column, "pattern": ",", "replacement": "."},
-        },
-    ]
-
-
 def aliases_for(
     rng: random.Random, canonical: dict[str, tuple[str, ...]], how_many: int = 2
 ) -> dict[str, str]:

@@ -95,9 +95,16 @@ class PreservationGrader:
                 (to_preserve if right else to_repair).append(cell)
         return cls(key, kinds, frozenset(gold_keys), tuple(to_repair), tuple(to_preserve))
 
-    def components(self, snapshot: Snapshot) -> dict[str, float]:
+    def gold_rows_missing(self, snapshot: Snapshot) -> int:
+        """Gold rows (by key) the table no longer holds. For harnesses, never for agents."""
+        return len(self.gold_keys - self._first_rows_of(snapshot).keys())
+
+    def _first_rows_of(self, snapshot: Snapshot) -> dict[str, int]:
         keys = _keys(snapshot.values[self.key]) if self.key in snapshot.values else []
-        first = _first_rows(keys)
+        return _first_rows(keys)
+
+    def components(self, snapshot: Snapshot) -> dict[str, float]:
+        first = self._first_rows_of(snapshot)
         matched = sum(1 for k in self.gold_keys if k in first)
         submitted, expected = snapshot.n_rows, len(self.gold_keys)
         wrong_rows = (submitted - matched) + (expected - matched)

@@ -47,6 +47,10 @@ class Grader:
             for name in self.weights
         }
 
+    def gold_rows_missing(self, snapshot: Snapshot) -> int:
+        """Gold rows (by key) the table no longer holds. For harnesses, never for agents."""
+        return len(self.facts.gold_keys - self.facts.view(snapshot).first_row.keys())
+
     def reward(
         self, snapshot: Snapshot, history: Sequence[ActionRecord], max_steps: int
     ) -> dict[str, float]:

@@ -1,7 +1,8 @@
 """Value formats: null-like tokens to missing, dates to ISO, US phone numbers, two decimals.
 
 `normalize_dates` and `phone_us` rewrite only the cells they can read unambiguously and
-report the rest; `decimal2` refuses a column with values that are not numbers.
+report the rest; `decimal2` refuses a column with values that are not numbers. EU-written
+numbers need no operation of their own: `eu_number_steps` is the regex recipe for them.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,21 @@ from dataclean_env.operations._columns import (
     text_columns,
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+
+# "1.234,50 €" -> "1234.50": drop thousands dots, spaces and the euro sign, then the decimal
+# comma becomes a point; fix_dtype reads the result.
+EU_NUMBER_REWRITES = ((r"[.\s€]", ""), (",", "."))
+
+
+def eu_number_steps(column: str) -> list[dict[str, Any]]:
+    """The regex_replace actions that make EU-written numbers in `column` readable."""
+    return [
+        {
+            "operation": "regex_replace",
+            "parameters": {"column": column, "pattern": pattern, "replacement": replacement},
+        }
+        for pattern, replacement in EU_NUMBER_REWRITES
+    ]
 
 
 class ReplaceMissingParams(Params):

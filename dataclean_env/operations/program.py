@@ -20,6 +20,17 @@ MAX_PROGRAM_STEPS = 20
 NOT_INNER = ("program", "finish")
 
 
+def opened(plan: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
+    """The plan's actions with every program opened up into its steps, one action each."""
+    return [
+        step
+        for action in plan
+        for step in (
+            action["parameters"]["operations"] if action["operation"] == "program" else [action]
+        )
+    ]
+
+
 class ProgramParams(Params):
     operations: list[dict[str, Any]] = Field(
         min_length=1,

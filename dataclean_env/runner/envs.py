@@ -15,12 +15,9 @@ from pydantic import ValidationError
 
 from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError, InvalidAction
-from dataclean_env.grading import Grader
-from dataclean_env.grading.facts import key_text
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.schemas import Action, Observation, StepResult
-from dataclean_env.snapshot import Snapshot
-from dataclean_env.tasks import Task, TaskRegistry
+from dataclean_env.tasks import TaskRegistry
 
 OBSERVATION_FIELDS = frozenset(Observation.model_fields)
 
@@ -70,7 +67,7 @@ class LocalEnvironment:
 
     def rows_lost(self) -> int | None:
         episode = self._current()
-        return rows_lost(episode.task, Snapshot.of(episode.table))
+        return episode.task.grader.gold_rows_missing(episode.snapshot)
 
     def close(self) -> None:
         self.episode = None
@@ -90,19 +87,6 @@ def _local_step(result: StepResult) -> Step:
         done=result.done,
         error=error["detail"] if error else None,
     )
-
-
-def rows_lost(task: Task, snapshot: Snapshot) -> int:
-    """How many gold rows (by the task's key) the table no longer holds. Harness-only: it
-    reads the grader's gold keys, which no agent ever sees."""
-    grader = task.grader
-    if isinstance(grader, Grader):
-        present = set(grader.facts.view(snapshot).first_row)
-        gold = grader.facts.gold_keys
-    else:
-        present = {key_text(v) for v in snapshot.values.get(grader.key, ())}
-        gold = grader.gold_keys
-    return len(gold - present)
 
 
 class RemoteEnvironment:
