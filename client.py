@@ -1,48 +1,10 @@
-"""Typed OpenEnv client: `DataCleaningClient(base_url=...)`, async or `.sync()`, over /ws.
+"""OpenEnv's layout: the typed client at the root. The code is `dataclean_env.client`."""
 
-    from client import DataCleaningClient, CleaningAction
-
-    with DataCleaningClient(base_url="http://127.0.0.1:7860").sync() as env:
-        result = env.reset(task_id="hard_full_pipeline", seed=0)
-        result = env.step(CleaningAction(operation="remove_duplicates"))
-        print(result.reward, result.observation.score, result.done)
-
-Each client (each WebSocket connection) is its own episode on the server.
-"""
-
-from __future__ import annotations
-
-from typing import Any
-
-from openenv.core import EnvClient
-from openenv.core.client_types import StepResult
-
-from dataclean_env.openenv_types import CleaningAction, CleaningObservation, CleaningState
+from dataclean_env.client import (
+    CleaningAction,
+    CleaningObservation,
+    CleaningState,
+    DataCleaningClient,
+)
 
 __all__ = ["CleaningAction", "CleaningObservation", "CleaningState", "DataCleaningClient"]
-
-
-class DataCleaningClient(EnvClient[CleaningAction, CleaningObservation, CleaningState]):
-    def _step_payload(self, action: CleaningAction | dict[str, Any]) -> dict[str, Any]:
-        if isinstance(action, dict):
-            action = CleaningAction.model_validate(action)
-        return {"operation": action.operation, "parameters": action.parameters}
-
-    def _parse_result(self, payload: dict[str, Any]) -> StepResult[CleaningObservation]:
-        observation = CleaningObservation.model_validate(
-            {
-                **payload.get("observation", {}),
-                "reward": payload.get("reward"),
-                "done": payload.get("done", False),
-                "metadata": payload.get("metadata") or {},
-            }
-        )
-        return StepResult(
-            observation=observation,
-            reward=payload.get("reward"),
-            done=payload.get("done", False),
-            metadata=payload.get("metadata"),
-        )
-
-    def _parse_state(self, payload: dict[str, Any]) -> CleaningState:
-        return CleaningState.model_validate(payload)

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import sys
 
-from dataclean_env.agents import HeuristicAgent
+from dataclean_env.agents.heuristic import HeuristicAgent
+from dataclean_env.runner.backends import LocalEnvironment
 from dataclean_env.runner.cli import main
-from dataclean_env.runner.envs import LocalEnvironment
 from dataclean_env.runner.loop import run_episode as play
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.tasks import default_registry

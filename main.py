@@ -1,5 +1,5 @@
-"""The ASGI app: `uvicorn main:app --port 7860`."""
+"""The ASGI app: `uvicorn main:app --port 7860` (CleanifyAI's and `openenv.yaml`'s entry)."""
 
-from dataclean_env.api.app import create_app
+from dataclean_env.server.app import app
 
-app = create_app()
+__all__ = ["app"]

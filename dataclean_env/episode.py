@@ -14,7 +14,6 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.canonical import MISSING
 from dataclean_env.errors import EnvError, EpisodeFinished, OperationFailed, OperationNotAllowed
 from dataclean_env.grading import ActionRecord
 from dataclean_env.observation import SAMPLE_ROWS, table_summary
@@ -29,6 +28,7 @@ from dataclean_env.schemas import (
 )
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import Task
+from dataclean_env.values import MISSING
 
 log = logging.getLogger(__name__)
 

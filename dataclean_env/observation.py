@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dataclean_env.canonical import json_cell
 from dataclean_env.schemas import DatasetInfo
 from dataclean_env.snapshot import Snapshot
+from dataclean_env.values import json_cell
 
 SAMPLE_ROWS = 5
 

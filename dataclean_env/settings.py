@@ -8,7 +8,14 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+PROJECT_ROOT = PACKAGE_DIR.parent
+
+
+def bundled_datasets() -> Path:
+    """The fixed tasks: `datasets/` of a checkout, else the copy the wheel ships."""
+    checkout = PROJECT_ROOT / "datasets"
+    return checkout if (checkout / "task_metadata.json").exists() else PACKAGE_DIR / "datasets"
 
 
 class Settings(BaseSettings):
@@ -16,7 +23,7 @@ class Settings(BaseSettings):
 
     host: str = "0.0.0.0"
     port: int = 7860
-    datasets_dir: Path = PROJECT_ROOT / "datasets"
+    datasets_dir: Path = Field(default_factory=bundled_datasets)
     # More folders of custom datasets (each sub-folder with dirty.csv and clean.csv is a task),
     # separated like PATH. Read from EXTRA_DATASETS, the name the issue tracker documents.
     extra_datasets: str = Field(default="", validation_alias="EXTRA_DATASETS")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.canonical import MISSING, dtype_name, kind_of
+from dataclean_env.values import MISSING, dtype_name, kind_of
 
 
 def _normalise(values: list[Any]) -> list[Any]:

@@ -41,7 +41,7 @@ from dataclean_env.settings import Settings  # noqa: E402
 from dataclean_env.tasks import Task, default_registry  # noqa: E402
 from dataclean_env.tasks.fixed import load_metadata  # noqa: E402
 
-PLANS = {e["task_id"]: e["optimal_plan"] for e in load_metadata(Settings().datasets_dir)}
+PLANS = {e["task_id"]: e["solution"] for e in load_metadata(Settings().datasets_dir)}
 
 
 def time_plan(make_task: Callable[[], Task], plan: list[dict], repeats: int) -> dict[str, float]:

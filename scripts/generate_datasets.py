@@ -26,10 +26,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dataclean_env.canonical import cells_equal, kind_of  # noqa: E402
-from dataclean_env.operations import OpContext, run_plan  # noqa: E402
+from dataclean_env.operations import OpContext, replay  # noqa: E402
 from dataclean_env.operations.outliers import outlier_mask  # noqa: E402
 from dataclean_env.tasks.fixed import cast_to_schema, read_table  # noqa: E402
+from dataclean_env.values import cells_equal, kind_of  # noqa: E402
 
 # Frozen on purpose, not imported from dataclean_env.generation.pools: the committed fixed
 # tasks are exactly what these lists produce, while the generated families' pools may grow.
@@ -176,7 +176,7 @@ def easy(rng: random.Random) -> dict[str, Any]:
             "key_column": "emp_id",
             "header_map": {v: k for k, v in headers.items()},
             "text_columns": [],
-            "optimal_plan": [
+            "solution": [
                 {"operation": "remove_duplicates", "parameters": {}},
                 {
                     "operation": "rename_columns",
@@ -227,7 +227,7 @@ def medium(rng: random.Random) -> dict[str, Any]:
             "scoring": {"missing_score": 0.5, "dtype_score": 0.5},
             "key_column": "customer_id",
             "text_columns": [],
-            "optimal_plan": [
+            "solution": [
                 {"operation": "fill_missing", "parameters": {"strategy": "mean"}},
                 {"operation": "fill_missing", "parameters": {"strategy": "mode"}},
                 {"operation": "fix_dtype", "parameters": {"dtype": "auto"}},
@@ -311,7 +311,7 @@ def hard(rng: random.Random) -> dict[str, Any]:
             },
             "key_column": "order_id",
             "text_columns": ["quantity"],
-            "optimal_plan": [
+            "solution": [
                 {"operation": "remove_duplicates", "parameters": {}},
                 {"operation": "fill_missing", "parameters": {"strategy": "median"}},
                 {"operation": "fix_dtype", "parameters": {"dtype": "auto"}},
@@ -408,7 +408,7 @@ def expert(rng: random.Random) -> dict[str, Any]:
             "key_column": "transaction_id",
             "header_map": {v: k for k, v in headers.items()},
             "text_columns": ["Units Sold"],
-            "optimal_plan": [
+            "solution": [
                 {"operation": "remove_duplicates", "parameters": {}},
                 {"operation": "rename_columns", "parameters": {}},
                 {
@@ -468,10 +468,10 @@ def check_gold(
 def check_outliers(entry: dict[str, Any], clean: pd.DataFrame, table: pd.DataFrame) -> None:
     """IQR on the filled, typed table flags exactly the planted outliers."""
     planted = sorted(clean.loc[entry["_outliers"], entry["key_column"]])
-    step = next(a for a in entry["optimal_plan"] if a["operation"] == "remove_outliers")
+    step = next(a for a in entry["solution"] if a["operation"] == "remove_outliers")
     column = step["parameters"]["column"]
-    upto = entry["optimal_plan"].index(step)
-    before = run_plan(table, entry["optimal_plan"][:upto])
+    upto = entry["solution"].index(step)
+    before = replay(table, entry["solution"][:upto])
     mask = outlier_mask(before[column].to_numpy(dtype=float), "iqr", 1.5)
     flagged = sorted(before[mask][entry["key_column"]])
     assert flagged == planted, f"{entry['task_id']}: IQR flags {flagged}, planted {planted}"
@@ -486,10 +486,10 @@ def build(out: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         dirty.to_csv(folder / "dirty.csv", index=False)
         loaded = read_table(folder / "dirty.csv", entry["text_columns"])
-        gold = run_plan(loaded, entry["optimal_plan"])
+        gold = replay(loaded, entry["solution"])
         schema = {c: kind_of(gold[c].dtype) for c in gold.columns}
         context = OpContext(target_schema=schema)
-        assert run_plan(loaded, entry["optimal_plan"], context).equals(gold)
+        assert replay(loaded, entry["solution"], context).equals(gold)
         if "_outliers" in entry:
             check_outliers(entry, clean, loaded)
         check_gold(entry, clean, loaded, gold)

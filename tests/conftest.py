@@ -13,7 +13,7 @@ import pytest
 import uvicorn
 from fastapi.testclient import TestClient
 
-from dataclean_env.api.app import create_app
+from dataclean_env.server.app import create_app
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.tasks.fixed import load_metadata

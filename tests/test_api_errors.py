@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from dataclean_env.api.app import create_app
+from dataclean_env.server.app import create_app
 from dataclean_env.settings import Settings
 from tests.conftest import ALL_TASK_IDS, TABLE_FIELDS, TASK_IDS
 

@@ -329,10 +329,8 @@ def test_step_without_ids_uses_first_task_default(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
-def test_optimal_plan_over_http(
-    client: TestClient, metadata: dict[str, dict], task_id: str
-) -> None:
-    plan = metadata[task_id]["optimal_plan"]
+def test_solution_over_http(client: TestClient, metadata: dict[str, dict], task_id: str) -> None:
+    plan = metadata[task_id]["solution"]
     ok(client.post(f"/reset/{task_id}"))
     for number, action in enumerate(plan, start=1):
         body = ok(client.post(f"/step/{task_id}", json=action))

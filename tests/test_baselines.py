@@ -9,11 +9,11 @@ import json
 import numpy as np
 import pytest
 
-from dataclean_env.agents import HeuristicAgent
+from dataclean_env.agents.heuristic import HeuristicAgent
+from dataclean_env.agents.reference import NoOpAgent
 from dataclean_env.episode import Episode
-from dataclean_env.runner.agents import NoOpAgent
+from dataclean_env.runner.backends import LocalEnvironment
 from dataclean_env.runner.baselines import baseline_keys, family_of, main
-from dataclean_env.runner.envs import LocalEnvironment
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.runner.stats import bootstrap_interval

@@ -54,7 +54,7 @@ def run_threads(count: int, target: Callable[[int], Any]) -> list[Any]:
 
 def client_script(i: int, rng: random.Random, metadata: dict[str, dict]) -> dict[str, Any]:
     task_id = rng.choice(TASK_IDS)
-    actions = list(metadata[task_id]["optimal_plan"])
+    actions = list(metadata[task_id]["solution"])
     if i % 3 == 2:  # a damaging client: two bad steps somewhere before the finish
         for action in rng.sample(DAMAGING, 2):
             actions.insert(rng.randrange(len(actions)), action)
@@ -135,7 +135,7 @@ def test_many_clients_each_see_their_own_episode(
     optimal = [
         o
         for s, o in zip(scripts, outcomes, strict=True)
-        if len(s["actions"]) == len(metadata[s["task_id"]]["optimal_plan"])
+        if len(s["actions"]) == len(metadata[s["task_id"]]["solution"])
     ]
     assert optimal
     assert all(o["state"]["reward"]["total"] == 0.9999 for o in optimal)

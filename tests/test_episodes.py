@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from dataclean_env.api.app import create_app
 from dataclean_env.errors import StoreFull, UnknownEpisode
 from dataclean_env.schemas import Action
-from dataclean_env.sessions import EpisodeStore
+from dataclean_env.server.app import create_app
+from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 from tests.conftest import TASK_IDS, ok
@@ -297,7 +297,7 @@ def test_defaults_never_expire_nor_count(store: EpisodeStore, clock: FakeClock) 
 
 def script(metadata: dict[str, dict], task_id: str) -> list[Any]:
     """The optimal plan with refused steps mixed in."""
-    plan = metadata[task_id]["optimal_plan"]
+    plan = metadata[task_id]["solution"]
     return [
         {"operation": "no_such_operation"},
         *plan[:-1],
@@ -330,7 +330,7 @@ def test_same_inputs_give_identical_bytes_across_apps(
             )
     assert runs[0] == runs[1]
     statuses = [status for status, _ in runs[0]]
-    assert statuses.count(200) == len(metadata[task_id]["optimal_plan"]) + 2
+    assert statuses.count(200) == len(metadata[task_id]["solution"]) + 2
     assert json.loads(runs[0][-1][1])["reward"]["total"] == 0.9999
 
 
@@ -350,7 +350,7 @@ def test_two_episodes_differ_only_by_id(
 def test_seed_shuffles_rows_but_not_rewards(
     client: TestClient, metadata: dict[str, dict], task_id: str
 ) -> None:
-    plan = metadata[task_id]["optimal_plan"]
+    plan = metadata[task_id]["solution"]
     samples, rewards = {}, {}
     for seed in (1, 2, None):
         name = f"seed-{seed}"

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from dataclean_env.canonical import MISSING
 from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.generation.noise import NULL_TOKENS
 from dataclean_env.operations.program import opened
 from dataclean_env.schemas import Action
+from dataclean_env.values import MISSING
 from tests.conftest import GENERATED_IDS
 
 JUNK = {"str": "junk", "int": -987654, "float": -98765.4321, "bool": None, "datetime": "1901-02-03"}

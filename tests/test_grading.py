@@ -15,7 +15,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dataclean_env.canonical import cells_equal
 from dataclean_env.grading import ActionRecord, Grader, build_facts, clamp, penalty
 from dataclean_env.grading.components import (
     COMPONENTS,
@@ -26,10 +25,11 @@ from dataclean_env.grading.components import (
     outlier_errors,
     schema_errors,
 )
-from dataclean_env.grading.facts import key_text
+from dataclean_env.grading.gold_facts import key_text
 from dataclean_env.grading.preservation import _CANONICAL, _EQUAL
 from dataclean_env.operations import get_operation
 from dataclean_env.snapshot import Snapshot
+from dataclean_env.values import cells_equal
 from tests.conftest import REWARD_FIELDS
 
 WEIGHTS = {

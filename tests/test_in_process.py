@@ -27,7 +27,7 @@ def table_view(result) -> dict[str, Any]:
 def plan_actions(metadata: dict[str, dict], task_id: str) -> list[Action]:
     return [
         Action(operation=step["operation"], parameters=step["parameters"])
-        for step in metadata[task_id]["optimal_plan"]
+        for step in metadata[task_id]["solution"]
     ]
 
 
@@ -48,7 +48,7 @@ def test_reset_returns_the_contract_shape(task_id: str, metadata: dict[str, dict
 
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
-def test_optimal_plan_scores_the_ceiling(task_id: str, metadata: dict[str, dict]) -> None:
+def test_solution_scores_the_ceiling(task_id: str, metadata: dict[str, dict]) -> None:
     env = DataCleaningEnv(task_id=task_id)
     env.reset()
     actions = plan_actions(metadata, task_id)
@@ -71,7 +71,7 @@ def test_plain_dict_actions_work_like_action(metadata: dict[str, dict]) -> None:
     with_models, with_dicts = DataCleaningEnv(task_id=task_id), DataCleaningEnv(task_id=task_id)
     with_models.reset(episode_id="same")
     with_dicts.reset(episode_id="same")
-    for step in metadata[task_id]["optimal_plan"]:
+    for step in metadata[task_id]["solution"]:
         a = with_models.step(Action(**step))
         b = with_dicts.step(dict(step))
         assert a.model_dump() == b.model_dump()
@@ -246,7 +246,7 @@ def test_unknown_task_fails_at_construction() -> None:
 
 
 def mixed_script(metadata: dict[str, dict], task_id: str) -> list[dict[str, Any]]:
-    plan = metadata[task_id]["optimal_plan"]
+    plan = metadata[task_id]["solution"]
     return [
         plan[0],
         {"operation": "fill_missing", "parameters": {"strategy": "ffill"}},

@@ -8,8 +8,8 @@ import re
 import pytest
 
 import inference
-from dataclean_env.agents import HeuristicAgent
-from dataclean_env.runner.envs import LocalEnvironment
+from dataclean_env.agents.heuristic import HeuristicAgent
+from dataclean_env.runner.backends import LocalEnvironment
 from dataclean_env.runner.logs import end_line, start_line, step_line
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.selection import EpisodeKey

@@ -17,9 +17,9 @@ import openai
 import pytest
 
 import inference
-from dataclean_env.runner.envs import LocalEnvironment
-from dataclean_env.runner.llm import LLMAgent
-from dataclean_env.runner.llm_config import LLMSettings, RetryPolicy
+from dataclean_env.agents.llm import LLMAgent
+from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
+from dataclean_env.runner.backends import LocalEnvironment
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.selection import EpisodeKey
 

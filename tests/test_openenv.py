@@ -15,7 +15,7 @@ import pytest
 from openenv.core import GenericEnvClient
 from websockets.sync.client import connect
 
-from client import CleaningAction, DataCleaningClient
+from dataclean_env.client import CleaningAction, DataCleaningClient
 from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
@@ -47,7 +47,7 @@ def test_full_episode_with_the_typed_client(server, metadata, task_id) -> None:
         assert first.observation.score == 0.0001
         assert first.observation.task_id == task_id
         rewards = []
-        for action in metadata[task_id]["optimal_plan"]:
+        for action in metadata[task_id]["solution"]:
             result = env.step(CleaningAction(**action))
             rewards.append(result.reward)
         state = env.state()
@@ -58,7 +58,7 @@ def test_full_episode_with_the_typed_client(server, metadata, task_id) -> None:
     assert sum(rewards) == pytest.approx(
         result.observation.score - first.observation.score, abs=1e-9
     )
-    assert state.step_count == len(metadata[task_id]["optimal_plan"])
+    assert state.step_count == len(metadata[task_id]["solution"])
     assert state.task_id == task_id
 
 
@@ -117,7 +117,7 @@ def test_64_concurrent_sessions_each_see_only_their_own_episode(server, registry
     jobs = []
     for index in range(64):
         task_id = TASK_IDS[index % 4]
-        plan = list(metadata[task_id]["optimal_plan"])
+        plan = list(metadata[task_id]["solution"])
         if index % 2:  # half the sessions also do something damaging
             plan.insert(1, {"operation": "rename_columns", "parameters": {}})
         jobs.append((index, task_id, plan))

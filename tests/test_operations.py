@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dataclean_env.canonical import kind_of
 from dataclean_env.errors import (
     EnvError,
     InvalidParameters,
@@ -30,6 +29,7 @@ from dataclean_env.operations import (
     operation_names,
     resolve,
 )
+from dataclean_env.values import kind_of
 
 STRATEGIES = ["mean", "median", "mode", "ffill", "bfill", "constant"]
 DTYPES = ["int", "float", "str", "bool", "datetime"]

@@ -17,13 +17,13 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from dataclean_env.canonical import kind_of, snake_case
 from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 from dataclean_env.tasks.fixed import load_metadata
+from dataclean_env.values import kind_of, snake_case
 from tests.conftest import TASK_IDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,9 +34,7 @@ OUTLIER_COLUMNS = {"price", "unit_price", "Unit Price ($)"}
 
 _METADATA = {entry["task_id"]: entry for entry in load_metadata(Settings().datasets_dir)}
 # (task, number of plan steps already taken): every state before the plan's final finish.
-STATES = [
-    (task_id, k) for task_id in TASK_IDS for k in range(len(_METADATA[task_id]["optimal_plan"]))
-]
+STATES = [(task_id, k) for task_id in TASK_IDS for k in range(len(_METADATA[task_id]["solution"]))]
 
 
 def new_episode(
@@ -131,10 +129,10 @@ def test_validate_schema_alone_scores_nothing(registry: TaskRegistry, task_id: s
 
 @pytest.mark.parametrize("seed", [*SEEDS, 12345])
 @pytest.mark.parametrize("task_id", TASK_IDS)
-def test_optimal_plan_scores_the_ceiling(
+def test_solution_scores_the_ceiling(
     registry: TaskRegistry, metadata: dict[str, dict], task_id: str, seed: int | None
 ) -> None:
-    plan = metadata[task_id]["optimal_plan"]
+    plan = metadata[task_id]["solution"]
     weights = metadata[task_id]["scoring"]
     episode = new_episode(registry, task_id, seed)
     for i, action in enumerate(plan):
@@ -150,7 +148,7 @@ def test_optimal_plan_scores_the_ceiling(
 
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
-def test_optimal_plan_rewards_do_not_depend_on_the_seed(
+def test_solution_rewards_do_not_depend_on_the_seed(
     registry: TaskRegistry, metadata: dict[str, dict], task_id: str
 ) -> None:
     """A seed only shuffles the dirty rows; the grader aligns rows by key."""
@@ -158,7 +156,7 @@ def test_optimal_plan_rewards_do_not_depend_on_the_seed(
     for seed in (None, 1, 2, 99):
         episode = new_episode(registry, task_id, seed)
         rewards = [episode.reward.model_dump()]
-        for action in metadata[task_id]["optimal_plan"]:
+        for action in metadata[task_id]["solution"]:
             rewards.append(episode.step(Action(**action)).reward.model_dump())
         runs.append(rewards)
     assert all(run == runs[0] for run in runs)
@@ -298,7 +296,7 @@ def test_no_damaging_step_raises_the_score(
     registry: TaskRegistry, task_id: str, k: int, seed: int | None
 ) -> None:
     entry = _METADATA[task_id]
-    prefix = entry["optimal_plan"][:k]
+    prefix = entry["solution"][:k]
     damages = damaging_actions(play(registry, task_id, seed, prefix), entry)
     assert {"drop_rows", "rename_away", "cast_away", "refused"} <= {d.kind for d in damages}
 
@@ -339,7 +337,7 @@ def test_no_damaging_step_raises_the_score(
 def _pair_states() -> list[tuple[str, int]]:
     states = []
     for task_id in TASK_IDS:
-        plan = _METADATA[task_id]["optimal_plan"]
+        plan = _METADATA[task_id]["solution"]
         start = 1 if plan[0]["operation"] == "remove_duplicates" else 0
         for k in sorted({start, (start + len(plan) - 1) // 2, len(plan) - 2}):
             states.append((task_id, k))
@@ -352,7 +350,7 @@ def test_no_two_damaging_steps_raise_the_score(
 ) -> None:
     """From states without duplicates, any two damaging steps in a row never pay."""
     entry = _METADATA[task_id]
-    prefix = entry["optimal_plan"][:k]
+    prefix = entry["solution"][:k]
     start = play(registry, task_id, None, prefix)
     assert start.observation().duplicate_count == 0
     before = start.reward.total
@@ -379,7 +377,7 @@ def test_refused_steps_change_nothing_and_cost_nothing(
     registry: TaskRegistry, task_id: str
 ) -> None:
     entry = _METADATA[task_id]
-    plan = entry["optimal_plan"]
+    plan = entry["solution"]
     episode = new_episode(registry, task_id, None)
     refused = [
         ("no_such_op", {}),
@@ -441,7 +439,7 @@ def test_step_budget_ends_the_episode(registry: TaskRegistry) -> None:
 def test_filling_before_removing_duplicates_scores_lower(
     registry: TaskRegistry, metadata: dict[str, dict]
 ) -> None:
-    plan = metadata["expert_sales_pipeline"]["optimal_plan"]
+    plan = metadata["expert_sales_pipeline"]["solution"]
     assert [a["operation"] for a in plan[:5]] == [
         "remove_duplicates",
         "rename_columns",
@@ -504,7 +502,7 @@ def _run_script(
 def test_same_task_seed_and_actions_give_identical_results(
     registry: TaskRegistry, metadata: dict[str, dict], task_id: str, seed: int | None
 ) -> None:
-    plan = [(a["operation"], a["parameters"]) for a in metadata[task_id]["optimal_plan"]]
+    plan = [(a["operation"], a["parameters"]) for a in metadata[task_id]["solution"]]
     actions = [
         ("validate_schema", {}),
         ("fill_missing", {"strategy": "mode"}),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclean_env.rule_card import read_card
+from dataclean_env.agents.rule_card import read_card
 
 COLUMNS = ["sku", "product", "warehouse", "on_hand", "status", "counted_on", "note"]
 EVERYTHING = {

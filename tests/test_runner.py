@@ -7,13 +7,13 @@ import io
 
 import pytest
 
+from dataclean_env.agents.parsing import UnparseableReply, parse_action
+from dataclean_env.agents.prompt import operation_lines
+from dataclean_env.agents.reference import OracleAgent, RandomAgent
 from dataclean_env.episode import Episode
 from dataclean_env.operations import resolve
-from dataclean_env.runner.agents import OracleAgent, RandomAgent
-from dataclean_env.runner.envs import LocalEnvironment
+from dataclean_env.runner.backends import LocalEnvironment
 from dataclean_env.runner.loop import run_episode
-from dataclean_env.runner.parsing import UnparseableReply, parse_action
-from dataclean_env.runner.prompt import operation_lines
 from dataclean_env.runner.selection import EpisodeKey, episodes, parse_seeds
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import default_registry

@@ -26,7 +26,7 @@ EXTRA_ACTIONS = [
 def test_derived_snapshots_match_a_fresh_read(task_id, registry, metadata) -> None:
     table = registry.make(task_id, 3).dirty
     derived = 0
-    for planned in metadata[task_id]["optimal_plan"]:
+    for planned in metadata[task_id]["solution"]:
         for action in [*EXTRA_ACTIONS, planned]:
             op, params = resolve(action["operation"], action["parameters"])
             try:

@@ -33,5 +33,5 @@ class Generated:
     description: str
     max_steps: int
     operations: tuple[str, ...]
-    plan: tuple[dict[str, Any], ...]  # the generator's own solution, for the oracle and tests
+    solution: tuple[dict[str, Any], ...]  # the generator's own solution, for the oracle and tests
     difficulty: str = "generated"

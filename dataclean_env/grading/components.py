@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dataclean_env.canonical import MISSING, cells_equal
-from dataclean_env.grading.facts import GoldFacts, TableView
+from dataclean_env.grading.gold_facts import GoldFacts, TableView
+from dataclean_env.values import MISSING, cells_equal
 
 ErrorCounter = Callable[[GoldFacts, TableView], int]
 

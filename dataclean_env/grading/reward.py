@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dataclean_env.grading.components import COMPONENTS, component_score
-from dataclean_env.grading.facts import GoldFacts
+from dataclean_env.grading.gold_facts import GoldFacts
 from dataclean_env.grading.penalties import ActionRecord, penalty
 from dataclean_env.snapshot import Snapshot
 

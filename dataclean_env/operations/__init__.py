@@ -3,9 +3,9 @@
 from dataclean_env.operations import (  # noqa: F401  (imported to register)
     columns,
     control,
-    dependencies,
     dtypes,
     duplicates,
+    fd_repair,
     fill,
     formats,
     outliers,
@@ -13,7 +13,6 @@ from dataclean_env.operations import (  # noqa: F401  (imported to register)
     rows,
     text,
 )
-from dataclean_env.operations.plan import run_plan
 from dataclean_env.operations.registry import (
     OpContext,
     Operation,
@@ -24,6 +23,7 @@ from dataclean_env.operations.registry import (
     operation_names,
     resolve,
 )
+from dataclean_env.operations.replay import replay
 
 __all__ = [
     "OpContext",
@@ -33,6 +33,6 @@ __all__ = [
     "canonical_name",
     "get_operation",
     "operation_names",
+    "replay",
     "resolve",
-    "run_plan",
 ]

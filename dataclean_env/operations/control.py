@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dataclean_env.canonical import kind_of
 from dataclean_env.operations.registry import NoParams, OpContext, OpResult, operation
+from dataclean_env.values import kind_of
 
 
 def schema_report(table: pd.DataFrame, target: dict[str, str]) -> list[str]:

@@ -15,15 +15,15 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.canonical import MISSING, is_iso_date, kind_of, numbers_in, parse_bool
 from dataclean_env.errors import OperationFailed
-from dataclean_env.operations._columns import (
+from dataclean_env.operations.column_checks import (
     replace_columns,
     require_columns,
     require_modifiable,
     sample,
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
+from dataclean_env.values import MISSING, is_iso_date, kind_of, numbers_in, parse_bool
 
 Dtype = Literal["auto", "int", "float", "str", "bool", "datetime"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.operations._columns import require_columns, take_rows
+from dataclean_env.operations.column_checks import require_columns, take_rows
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 
 

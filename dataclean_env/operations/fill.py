@@ -14,9 +14,8 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from dataclean_env.canonical import MISSING, numbers_in, parse_date
 from dataclean_env.errors import InvalidParameters, OperationFailed
-from dataclean_env.operations._columns import (
+from dataclean_env.operations.column_checks import (
     replace_columns,
     require_columns,
     require_modifiable,
@@ -24,6 +23,7 @@ from dataclean_env.operations._columns import (
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
 from dataclean_env.snapshot import Snapshot
+from dataclean_env.values import MISSING, numbers_in, parse_date
 
 Strategy = Literal["mean", "median", "mode", "ffill", "bfill", "constant"]
 STRATEGIES: tuple[str, ...] = Strategy.__args__

@@ -16,9 +16,8 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.canonical import MISSING, numbers_in
 from dataclean_env.errors import OperationFailed
-from dataclean_env.operations._columns import (
+from dataclean_env.operations.column_checks import (
     replace_columns,
     require_columns,
     require_modifiable,
@@ -27,6 +26,7 @@ from dataclean_env.operations._columns import (
     text_columns,
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+from dataclean_env.values import MISSING, numbers_in
 
 # "1.234,50 €" -> "1234.50": drop thousands dots, spaces and the euro sign, then the decimal
 # comma becomes a point; fix_dtype reads the result.

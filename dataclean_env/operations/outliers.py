@@ -15,15 +15,15 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from dataclean_env.canonical import numbers_in
 from dataclean_env.errors import OperationFailed
-from dataclean_env.operations._columns import (
+from dataclean_env.operations.column_checks import (
     replace_columns,
     require_columns,
     require_modifiable,
     take_rows,
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+from dataclean_env.values import numbers_in
 
 DEFAULT_THRESHOLD = {"iqr": 1.5, "zscore": 3.0}
 

@@ -14,10 +14,9 @@ from typing import Any
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.canonical import MISSING
 from dataclean_env.errors import InvalidParameters, OperationFailed
-from dataclean_env.grading.facts import key_text
-from dataclean_env.operations._columns import (
+from dataclean_env.grading.gold_facts import key_text
+from dataclean_env.operations.column_checks import (
     require_columns,
     require_modifiable,
     rewrite_rows,
@@ -26,6 +25,7 @@ from dataclean_env.operations._columns import (
 )
 from dataclean_env.operations.fill import constant_for
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+from dataclean_env.values import MISSING
 
 RowId = int | str
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

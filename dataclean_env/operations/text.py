@@ -14,7 +14,7 @@ import regex
 from pydantic import Field
 
 from dataclean_env.errors import InvalidParameters, OperationFailed
-from dataclean_env.operations._columns import rewrite_cells, text_columns
+from dataclean_env.operations.column_checks import rewrite_cells, text_columns
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 
 Scalar = str | int | float | bool

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
+from dataclean_env.agents.reference import AgentFactory, reference_factories
 from dataclean_env.generation import SPLITS
 from dataclean_env.runner import selection
-from dataclean_env.runner.agents import AgentFactory, reference_factories
-from dataclean_env.runner.envs import LocalEnvironment
-from dataclean_env.runner.llm_config import LLMSettings, RetryPolicy
+from dataclean_env.runner.backends import LocalEnvironment
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.report import AgentNote, markdown, plot
 from dataclean_env.runner.results import EpisodeResult, ResultsFile
@@ -90,7 +90,7 @@ def llm_agent(args: argparse.Namespace) -> tuple[AgentFactory, AgentNote] | None
     )
     if settings is None:
         return None
-    from dataclean_env.runner.llm import LLMAgent  # imports openai: only when a key is set
+    from dataclean_env.agents.llm import LLMAgent  # imports openai: only when a key is set
 
     client, retry = settings.client(), RetryPolicy()
     note = AgentNote(

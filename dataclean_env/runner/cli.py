@@ -23,12 +23,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
+from dataclean_env.agents.reference import AgentFactory, reference_factories
 from dataclean_env.errors import EnvError
 from dataclean_env.generation import SPLITS
 from dataclean_env.runner import selection
-from dataclean_env.runner.agents import AgentFactory, reference_factories
-from dataclean_env.runner.envs import Environment, LocalEnvironment, RemoteEnvironment
-from dataclean_env.runner.llm_config import LLMSettings, RetryPolicy
+from dataclean_env.runner.backends import Environment, LocalEnvironment, RemoteEnvironment
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.results import EpisodeResult, ResultsFile
 from dataclean_env.tasks import TaskRegistry, default_registry
@@ -79,7 +79,7 @@ def agent_factory(args: argparse.Namespace, registry: TaskRegistry) -> AgentFact
             file=sys.stderr,
         )
         return reference_factories(registry)["heuristic"]
-    from dataclean_env.runner.llm import LLMAgent  # imports openai: only when a key is set
+    from dataclean_env.agents.llm import LLMAgent  # imports openai: only when a key is set
 
     client = settings.client()
     retry = RetryPolicy(args.retries, args.backoff, args.max_backoff)

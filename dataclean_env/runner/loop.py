@@ -17,10 +17,10 @@ import time
 import traceback
 from typing import TextIO
 
-from dataclean_env.runner.agents import Agent
-from dataclean_env.runner.envs import Environment
+from dataclean_env.agents.parsing import UnparseableReply
+from dataclean_env.agents.reference import Agent
+from dataclean_env.runner.backends import Environment
 from dataclean_env.runner.logs import end_line, start_line, step_line
-from dataclean_env.runner.parsing import UnparseableReply
 from dataclean_env.runner.results import EpisodeResult
 from dataclean_env.runner.selection import EpisodeKey
 

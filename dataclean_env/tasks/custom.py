@@ -24,11 +24,11 @@ from pathlib import Path
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dataclean_env.canonical import kind_of
 from dataclean_env.errors import EnvError
 from dataclean_env.grading.preservation import WEIGHTS, PreservationGrader
 from dataclean_env.operations import canonical_name, operation_names
 from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
+from dataclean_env.values import kind_of
 
 log = logging.getLogger(__name__)
 

@@ -47,7 +47,7 @@ class FixedTask:
     spec: TaskSpec
     dirty: pd.DataFrame
     grader: Grader
-    plan: tuple[dict[str, Any], ...]
+    solution: tuple[dict[str, Any], ...]
 
 
 def load_metadata(datasets_dir: Path) -> list[dict[str, Any]]:
@@ -78,7 +78,7 @@ def load_fixed_task(datasets_dir: Path, entry: dict[str, Any]) -> FixedTask:
     )
     facts = build_facts(dirty, gold, entry["key_column"], entry.get("header_map"))
     grader = Grader.for_task(facts, spec.scoring, dirty)
-    return FixedTask(spec, dirty, grader, tuple(entry.get("optimal_plan", ())))
+    return FixedTask(spec, dirty, grader, tuple(entry.get("solution", ())))
 
 
 class FixedFamily:
@@ -96,5 +96,5 @@ class FixedFamily:
     def make(self, task_id: str, seed: int | None, split: str = "train") -> Task:
         fixed = self.tasks[task_id]
         return Task(
-            fixed.spec, shuffled(fixed.dirty, seed), fixed.grader, seed, solution=fixed.plan
+            fixed.spec, shuffled(fixed.dirty, seed), fixed.grader, seed, solution=fixed.solution
         )

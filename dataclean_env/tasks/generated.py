@@ -11,7 +11,6 @@ from collections.abc import Callable
 from functools import lru_cache
 from random import Random
 
-from dataclean_env.canonical import kind_of
 from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import (
     SPLITS,
@@ -26,6 +25,7 @@ from dataclean_env.generation import (
 )
 from dataclean_env.grading.preservation import WEIGHTS, PreservationGrader
 from dataclean_env.tasks.registry import Task, TaskSpec
+from dataclean_env.values import kind_of
 
 FAMILIES: dict[str, Callable[[Random], Generated]] = {
     "fix_types": fix_types.generate,
@@ -94,4 +94,6 @@ class GeneratedFamily:
             raise InvalidAction(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
         spec, generated, grader = instance(task_id, split, seed or 0)
         # A copy: the cached instance's tables are shared by every reset of it.
-        return Task(spec, generated.dirty.copy(), grader, seed or 0, split, solution=generated.plan)
+        return Task(
+            spec, generated.dirty.copy(), grader, seed or 0, split, solution=generated.solution
+        )

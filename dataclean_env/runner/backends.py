@@ -96,7 +96,7 @@ class RemoteEnvironment:
     def __init__(self, base_url: str, message_timeout_s: float = 60.0):
         # Imported here: openenv's client package pulls in gradio (~10 s), which in-process
         # runs should not pay for.
-        from client import DataCleaningClient
+        from dataclean_env.client import DataCleaningClient
 
         self._client = DataCleaningClient(
             base_url=base_url, message_timeout_s=message_timeout_s

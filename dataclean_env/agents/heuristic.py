@@ -12,8 +12,8 @@ import difflib
 import re
 from typing import Any
 
-from dataclean_env.canonical import snake_case
-from dataclean_env.rule_card import CardPlan, read_card
+from dataclean_env.agents.rule_card import CardPlan, read_card
+from dataclean_env.values import snake_case
 
 _KINDS = "int|float|str|datetime|bool"
 _TARGET = re.compile(rf"\b([a-z][a-z0-9_]*) (?:{_KINDS})\b")

@@ -16,9 +16,9 @@ from fastapi.routing import APIRoute
 from openenv.core.env_server.http_server import HTTPEnvServer
 
 from dataclean_env import ENV_NAME
-from dataclean_env.api import meta
-from dataclean_env.openenv_env import DataCleaningEnvironment
-from dataclean_env.openenv_types import CleaningAction, CleaningObservation, CleaningState
+from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
+from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
+from dataclean_env.server.routes import meta
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 

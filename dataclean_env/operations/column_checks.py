@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dataclean_env.canonical import MISSING
 from dataclean_env.errors import InvalidParameters, OperationFailed
 from dataclean_env.operations.registry import OpContext, OpResult
+from dataclean_env.values import MISSING
 
 
 def require_columns(table: pd.DataFrame, columns: Iterable[str]) -> list[str]:

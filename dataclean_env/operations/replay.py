@@ -10,7 +10,7 @@ import pandas as pd
 from dataclean_env.operations.registry import OpContext, resolve
 
 
-def run_plan(
+def replay(
     table: pd.DataFrame, plan: Iterable[Mapping[str, Any]], context: OpContext | None = None
 ) -> pd.DataFrame:
     """Apply each `{"operation", "parameters"}` in order; errors propagate."""

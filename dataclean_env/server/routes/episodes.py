@@ -14,13 +14,13 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
-from dataclean_env.api.deps import get_settings, get_store
-from dataclean_env.api.requests import StepRequest, parse_reset, parse_step, read_json
 from dataclean_env.episode import Episode
 from dataclean_env.errors import TaskMismatch
-from dataclean_env.scheduling import run_sized
 from dataclean_env.schemas import Action, EpisodeState, ResetRequest, StepResult
-from dataclean_env.sessions import EpisodeStore
+from dataclean_env.server.deps import get_settings, get_store
+from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.server.requests import StepRequest, parse_reset, parse_step, read_json
+from dataclean_env.server.scheduling import run_sized
 from dataclean_env.settings import Settings
 
 router = APIRouter(tags=["episodes"])

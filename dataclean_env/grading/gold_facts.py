@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.canonical import MISSING, is_missing, kind_of, parse_number, snake_case
 from dataclean_env.snapshot import Snapshot
+from dataclean_env.values import MISSING, is_missing, kind_of, parse_number, snake_case
 
 
 @lru_cache(maxsize=65536, typed=True)  # keys repeat on every step; values are hashable cells

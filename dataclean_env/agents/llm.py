@@ -18,9 +18,9 @@ from typing import Any
 
 import openai
 
-from dataclean_env.runner.llm_config import LLMSettings, RetryPolicy
-from dataclean_env.runner.parsing import UnparseableReply, parse_action
-from dataclean_env.runner.prompt import SYSTEM_PROMPT, Turn, retry_message, user_message
+from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
+from dataclean_env.agents.parsing import UnparseableReply, parse_action
+from dataclean_env.agents.prompt import SYSTEM_PROMPT, Turn, retry_message, user_message
 
 RETRYABLE = (openai.RateLimitError, openai.APIConnectionError, openai.InternalServerError)
 

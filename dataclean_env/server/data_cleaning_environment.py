@@ -24,10 +24,10 @@ from dataclean_env import ENV_NAME, __version__
 from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError, InvalidAction
 from dataclean_env.generation import SPLITS
-from dataclean_env.openenv_types import CleaningAction, CleaningObservation, CleaningState
-from dataclean_env.scheduling import run_sized
+from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
 from dataclean_env.schemas import Action, ResetRequest, StepResult
-from dataclean_env.sessions import check_episode_id
+from dataclean_env.server.episode_store import check_episode_id
+from dataclean_env.server.scheduling import run_sized
 from dataclean_env.settings import PROJECT_ROOT
 from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.tasks.generated import FAMILIES, instance

@@ -9,10 +9,10 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.concurrency import run_in_threadpool
 
 from dataclean_env import ENV_NAME, __version__
-from dataclean_env.api.deps import get_registry
 from dataclean_env.episode import Episode
 from dataclean_env.grading.reward import CEILING, FLOOR
 from dataclean_env.schemas import Action, TaskList
+from dataclean_env.server.deps import get_registry
 from dataclean_env.tasks import TaskRegistry
 
 router = APIRouter(tags=["service"])

@@ -1,0 +1,65 @@
+"""The FastAPI application: wires settings, the task registry, the episode store and routes.
+
+`app` is built on first access (so importing this module costs nothing and reads no data);
+`main()` serves it with uvicorn (the `server` console script).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI
+
+from dataclean_env import __version__
+from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.server.http_errors import install_error_handlers
+from dataclean_env.server.openenv_routes import mount_openenv
+from dataclean_env.server.routes import episodes, meta
+from dataclean_env.settings import Settings, get_settings
+from dataclean_env.tasks import TaskRegistry, registry_for
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None, registry: TaskRegistry | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    registry = registry or registry_for(settings)
+    app = FastAPI(
+        title="Data Cleaning OpenEnv",
+        version=__version__,
+        description=(
+            "Clean a dirty table one operation per step; each step is scored cell by cell "
+            "against a hidden gold table."
+        ),
+    )
+    app.state.settings = settings
+    app.state.store = EpisodeStore(
+        registry, capacity=settings.max_episodes, ttl_seconds=settings.episode_ttl_seconds
+    )
+    install_error_handlers(app)
+    app.include_router(meta.router)
+    app.include_router(episodes.router)
+    app.state.openenv = mount_openenv(app, registry, settings)
+    log.info("loaded %d tasks: %s", len(registry.task_ids()), ", ".join(registry.task_ids()))
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    # `from dataclean_env.server.app import app` (and uvicorn's "module:app") build the app on
+    # first use, once; OpenEnv's convention is a module-level `app`.
+    if name == "app":
+        globals()["app"] = application = create_app()
+        return application
+    raise AttributeError(name)
+
+
+def main() -> None:
+    settings = get_settings()
+    parser = argparse.ArgumentParser(description="Serve Data Cleaning OpenEnv.")
+    parser.add_argument("--host", default=settings.host)
+    parser.add_argument("--port", type=int, default=settings.port)
+    args = parser.parse_args()
+    uvicorn.run(create_app(settings), host=args.host, port=args.port)
