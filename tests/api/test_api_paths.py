@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from dataclean_env import __version__
 from dataclean_env.settings import Settings
 from dataclean_env.tasks.fixed import read_table
-from tests.conftest import ALL_TASK_IDS, GENERATED_IDS, REWARD_FIELDS, TASK_IDS, ok
+from tests.support import ALL_TASK_IDS, GENERATED_IDS, REWARD_FIELDS, TASK_IDS, ok
 
 DATASETS = Settings().datasets_dir
 MAX_STEPS = {

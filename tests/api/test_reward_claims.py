@@ -24,9 +24,9 @@ from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 from dataclean_env.tasks.fixed import load_metadata
 from dataclean_env.values import kind_of, snake_case
-from tests.conftest import TASK_IDS
+from tests.support import TASK_IDS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SEEDS = [None, 7]
 COMPONENTS = ["duplicate_score", "missing_score", "dtype_score", "outlier_score", "schema_score"]
 # The column each task's plan removes outliers from (damage must use another one).

@@ -18,7 +18,7 @@ from dataclean_env.errors import EnvError
 from dataclean_env.operations import alias_names, operation_names
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import TaskRegistry
-from tests.conftest import PRESERVATION_FIELDS, REWARD_FIELDS
+from tests.support import PRESERVATION_FIELDS, REWARD_FIELDS
 
 SEEDS = range(30)
 SEQUENCES_PER_SEED = 4

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import httpx
 
-from tests.conftest import ALL_TASK_IDS
+from tests.support import ALL_TASK_IDS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:

@@ -13,7 +13,7 @@ from dataclean_env.runner.backends import LocalEnvironment
 from dataclean_env.runner.logs import end_line, start_line, step_line
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.selection import EpisodeKey
-from tests.conftest import TASK_IDS
+from tests.support import TASK_IDS
 
 START = re.compile(r"^\[START\] task=(\S+) env=data-cleaning-openenv model=(\S+)$")
 STEP = re.compile(

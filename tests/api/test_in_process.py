@@ -16,7 +16,7 @@ from dataclean_env.errors import UnknownTask
 from dataclean_env.settings import PROJECT_ROOT
 from environment import DataCleaningEnv
 from models import Action
-from tests.conftest import TABLE_FIELDS, TASK_IDS
+from tests.support import TABLE_FIELDS, TASK_IDS
 
 
 def table_view(result) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from dataclean_env.server.app import create_app
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
-from tests.conftest import TASK_IDS, ok
+from tests.support import TASK_IDS, ok
 
 TASK = "hard_full_pipeline"
 PROBE = {"operation": "validate_schema"}

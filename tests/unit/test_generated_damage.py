@@ -17,7 +17,7 @@ from dataclean_env.generation.noise import NULL_TOKENS
 from dataclean_env.operations.program import opened
 from dataclean_env.schemas import Action
 from dataclean_env.values import MISSING
-from tests.conftest import GENERATED_IDS
+from tests.support import GENERATED_IDS
 
 JUNK = {"str": "junk", "int": -987654, "float": -98765.4321, "bool": None, "datetime": "1901-02-03"}
 

@@ -21,8 +21,7 @@ from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import registry_for
-from tests.conftest import GENERATED_IDS, TASK_IDS
-from tests.test_custom_datasets import EXAMPLES
+from tests.support import EXAMPLES, GENERATED_IDS, TASK_IDS
 
 REGISTRY = registry_for(Settings(extra_datasets=str(EXAMPLES)))
 TASKS = [*TASK_IDS, "contacts", *GENERATED_IDS]

@@ -20,9 +20,10 @@ from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
-from tests.conftest import ALL_TASK_IDS, TASK_IDS, LiveServer
+from tests.support import ALL_TASK_IDS, TASK_IDS
+from tests.web import LiveServer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OPENENV = str(Path(sys.executable).parent / "openenv")
 
 

@@ -18,10 +18,10 @@ from dataclean_env.server.app import create_app
 from dataclean_env.settings import Settings
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import registry_for
-from tests.conftest import ALL_TASK_IDS
+from tests.support import ALL_TASK_IDS, EXAMPLES
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples" / "custom_datasets"
+ROOT = Path(__file__).resolve().parents[2]
+
 CONTACTS_PLAN = [
     {"operation": "rename_columns", "parameters": {"mapping": {"Full Name": "full_name"}}},
     {

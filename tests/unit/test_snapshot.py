@@ -7,7 +7,7 @@ import pytest
 from dataclean_env.errors import EnvError
 from dataclean_env.operations import OpContext, resolve
 from dataclean_env.snapshot import Snapshot
-from tests.conftest import TASK_IDS
+from tests.support import TASK_IDS
 
 EXTRA_ACTIONS = [
     {"operation": "remove_duplicates", "parameters": {}},

@@ -30,7 +30,7 @@ from dataclean_env.grading.preservation import _CANONICAL, _EQUAL
 from dataclean_env.operations import get_operation
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.values import cells_equal
-from tests.conftest import REWARD_FIELDS
+from tests.support import REWARD_FIELDS
 
 WEIGHTS = {
     "duplicate_score": 0.2,

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from dataclean_env.server.app import create_app
 from dataclean_env.settings import Settings
-from tests.conftest import ALL_TASK_IDS, TABLE_FIELDS, TASK_IDS
+from tests.support import ALL_TASK_IDS, TABLE_FIELDS, TASK_IDS
 
 # A real, table-changing first step per task, so that "unchanged" has something to keep.
 WARMUP = {

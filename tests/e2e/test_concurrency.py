@@ -14,7 +14,8 @@ from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
-from tests.conftest import TASK_IDS, LiveServer
+from tests.support import TASK_IDS
+from tests.web import LiveServer
 
 CLIENTS = 32
 # Steps that hurt (or are refused) wherever they land in a plan; none names a column.

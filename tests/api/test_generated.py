@@ -12,7 +12,7 @@ from dataclean_env.operations.program import opened
 from dataclean_env.schemas import Action
 from dataclean_env.tasks.generated import FAMILIES, instance
 from environment import DataCleaningEnv
-from tests.conftest import GENERATED_IDS, PRESERVATION_FIELDS
+from tests.support import GENERATED_IDS, PRESERVATION_FIELDS
 
 
 def plan_for(task_id: str, description: str) -> list[dict]:

@@ -1,0 +1,68 @@
+"""Constants and helpers shared by the tests (no web stack: the unit tier imports this)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TASK_IDS = [
+    "easy_dedup_rename",
+    "medium_missing_dtype",
+    "hard_full_pipeline",
+    "expert_sales_pipeline",
+]
+# The generated families: one task id each, instances chosen by seed and split.
+GENERATED_IDS = ["fix_types", "normalize_dedupe", "full_pipeline", "crm", "orders", "inventory"]
+ALL_TASK_IDS = [*TASK_IDS, *GENERATED_IDS]
+# The reward object of the contract, in its order.
+REWARD_FIELDS = [
+    "total",
+    "duplicate_score",
+    "missing_score",
+    "dtype_score",
+    "outlier_score",
+    "schema_score",
+    "penalty",
+]
+# The reward object of custom and generated tasks.
+PRESERVATION_FIELDS = [
+    "total",
+    "repair_score",
+    "preservation_score",
+    "row_integrity_score",
+    "penalty",
+]
+# The observation fields that describe the table (a refused step must not change them).
+TABLE_FIELDS = (
+    "columns",
+    "shape",
+    "missing_values",
+    "dtypes",
+    "duplicate_count",
+    "sample_rows",
+    "sample_offset",
+    "dataset_info",
+)
+
+
+def ok(response) -> dict[str, Any]:
+    """The JSON of a 200 answer (else the test fails with the body)."""
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def need(available: bool, why: str) -> None:
+    """Skip a test whose tool (a browser, a database, a training venv) is missing here, but
+    fail it under CI (`CI=true`), whose `.ci/run` must have installed the tool."""
+    if available:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must provide this: {why}")
+    pytest.skip(why)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "custom_datasets"

@@ -1,0 +1,65 @@
+"""Web-stack fixtures for the api and e2e tiers: a TestClient on a fresh app, and a real
+uvicorn on 127.0.0.1 (`LiveServer`), stopped when the test ends."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import uvicorn
+from fastapi.testclient import TestClient
+
+from dataclean_env.server.app import create_app
+from dataclean_env.settings import Settings
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient]:
+    with TestClient(create_app(Settings())) as test_client:
+        yield test_client
+
+
+class LiveServer:
+    """uvicorn serving a fresh app on 127.0.0.1 in a thread; stopped by `close()`."""
+
+    def __init__(self, settings: Settings | None = None):
+        self.app = create_app(settings or Settings())
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(self.app, log_level="warning", lifespan="off")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
+
+    def start(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        raise RuntimeError("uvicorn did not start")
+
+    def close(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.sock.close()
+
+
+@pytest.fixture
+def live_server() -> Iterator[LiveServer]:
+    server = LiveServer().start()
+    try:
+        yield server
+    finally:
+        server.close()
