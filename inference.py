@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 
 from dataclean_env.agents.heuristic import HeuristicAgent
-from dataclean_env.runner.backends import LocalEnvironment
+from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.cli import main
 from dataclean_env.runner.loop import run_episode as play
 from dataclean_env.runner.selection import EpisodeKey
@@ -28,7 +28,7 @@ from dataclean_env.tasks import default_registry
 
 def run_episode(task_id: str, seed: int | None = None, split: str = "train") -> float:
     """One logged in-process episode of the heuristic agent; its final score."""
-    env = LocalEnvironment(default_registry())
+    env = LocalBackend(default_registry())
     return play(env, HeuristicAgent(), EpisodeKey(task_id, seed, split)).score
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 
 from dataclean_env.errors import EnvError, EpisodeFinished, OperationFailed, OperationNotAllowed
 from dataclean_env.grading import ActionRecord
+from dataclean_env.grading.reward import FLOOR, reward_object
 from dataclean_env.observation import SAMPLE_ROWS, table_summary
 from dataclean_env.operations import OpContext, OpResult, alias_names, canonical_name, resolve
 from dataclean_env.schemas import (
@@ -48,6 +49,12 @@ class Episode:
         self.history: list[ActionRecord] = []
         self.messages: list[str] = []
         self.done = False
+        # Why the episode ended: "finished" (terminated by the agent), "step_budget" or
+        # "refusal_budget" (truncated); None while it runs.
+        self.end: str | None = None
+        self.refusals = 0  # refused actions so far
+        self.score = 0.0  # the reward total at full precision (set by _grade)
+        self.exact = False  # the table equals gold and no penalty applies
         self.lock = threading.Lock()
         self.last_used = 0.0  # set by the store that holds the episode
         self._operations = available_operations(self.spec.operations)
@@ -61,11 +68,24 @@ class Episode:
 
     # ── stepping ──────────────────────────────────────────────────────────
     def step(self, action: Action) -> StepResult:
-        """Apply one action; raises EnvError (and changes nothing) if it is refused."""
+        """Apply one action; raises EnvError (and changes nothing else) if it is refused.
+
+        A refused action counts against the refusal allowance (as many as the step budget):
+        when that is used up the episode ends, truncated, so no episode lasts forever."""
         if self.done:
             raise EpisodeFinished(
                 f"episode {self.episode_id!r} is finished; reset to start a new one"
             )
+        try:
+            return self._apply(action)
+        except EnvError:
+            self.refusals += 1
+            if self.refusals >= self.spec.max_steps:
+                self.done, self.end = True, "refusal_budget"
+                self.last_message = "Too many refused actions; episode finished."
+            raise
+
+    def _apply(self, action: Action) -> StepResult:
         op, params = resolve(action.operation, action.parameters)
         if op.name not in self.spec.operations:
             raise OperationNotAllowed(
@@ -98,18 +118,25 @@ class Episode:
             self._window = result.view
         if changed or result.view is not None:
             self._summary = table_summary(snapshot, self._window)
-        self.done = op.ends_episode or len(self.history) >= self.spec.max_steps
+        if op.ends_episode:
+            self.done, self.end = True, "finished"
+        elif len(self.history) >= self.spec.max_steps:
+            self.done, self.end = True, "step_budget"
         self.reward = self._grade()
         self.last_message = result.message
-        if self.done and not op.ends_episode:
+        if self.end == "step_budget":
             self.last_message += " Step budget used up; episode finished."
         return self.result()
 
     def _grade(self) -> Reward:
+        """The reward object (4 places, as the contract says); `score` keeps full precision,
+        so a small fix on a large table still changes it."""
+        reward = self.task.grader.combine(self._scores, self.history, self.spec.max_steps)
+        self.score = reward["total"]
+        self.exact = reward["penalty"] <= FLOOR and all(v >= 1.0 for v in self._scores.values())
         # model_construct: the values come from the grader, already of the right types, and
         # validating them again on every step costs more than the grading itself.
-        reward = self.task.grader.combine(self._scores, self.history, self.spec.max_steps)
-        return Reward.model_construct(**reward)
+        return Reward.model_construct(**reward_object(reward))
 
     # ── views ─────────────────────────────────────────────────────────────
     @property
@@ -143,6 +170,12 @@ class Episode:
             "task_id": self.spec.task_id,
             "step": self.step_count,
             "max_steps": self.spec.max_steps,
+            "score": self.score,
+            "exact": self.exact,
+            "terminated": self.end == "finished",
+            "truncated": self.end in ("step_budget", "refusal_budget"),
+            "end_reason": self.end,
+            "refusals": self.refusals,
             "last_action": (
                 {"operation": self.history[-1].operation, "parameters": self.history[-1].parameters}
                 if self.history

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 
 class EnvError(Exception):
     """Base of every error a client can cause. `code` is machine-readable, `status` is HTTP."""
@@ -73,3 +75,11 @@ class StoreFull(EnvError):
 class BodyTooLarge(EnvError):
     code = "BODY_TOO_LARGE"
     status = 413
+
+
+def describe(exc: ValidationError, subject: str = "body") -> str:
+    """The one formatter of validation errors every door uses: `where: message; ...`."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in error['loc']) or subject}: {error['msg']}"
+        for error in exc.errors(include_url=False)
+    )

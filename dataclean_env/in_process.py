@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
+from dataclean_env.doors import attempt, start_episode
 from dataclean_env.episode import Episode
-from dataclean_env.errors import EnvError, InvalidAction
 from dataclean_env.schemas import Action, EpisodeState, StepResult
 from dataclean_env.tasks import TaskRegistry, default_registry
 
@@ -37,18 +35,11 @@ class DataCleaningEnv:
             self.seed = seed
         self._resets += 1
         episode_id = episode_id or f"{self.task_id}-local-{self._resets}"
-        self._episode = Episode(episode_id, self.registry.make(self.task_id, self.seed, split))
+        self._episode = start_episode(self.registry, self.task_id, self.seed, split, episode_id)
         return self._episode.result()
 
     def step(self, action: Action | dict[str, Any]) -> StepResult:
-        episode = self._episode or self._start()
-        try:
-            action = action if isinstance(action, Action) else Action.model_validate(action)
-            return episode.step(action)
-        except EnvError as error:
-            return episode.result(error)
-        except ValidationError as error:  # a dict that is not an action envelope
-            return episode.result(InvalidAction(str(error)))
+        return attempt(self._episode or self._start(), action)
 
     def state(self) -> EpisodeState:
         return (self._episode or self._start()).state()

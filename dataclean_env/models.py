@@ -14,6 +14,7 @@ from openenv.core.env_server.types import State as OpenEnvState
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
+from dataclean_env.errors import describe
 from dataclean_env.operations import alias_names, get_operation, operation_names
 from dataclean_env.schemas import Action, DatasetInfo, HistoryEntry, Reward
 
@@ -56,19 +57,13 @@ class CleaningAction(OpenEnvAction):
         except ValidationError as exc:
             # A PydanticCustomError keeps the WebSocket open (a plain ValueError would not).
             raise PydanticCustomError(
-                "invalid_action", "invalid action: {detail}", {"detail": _first_error(exc)}
+                "invalid_action", "invalid action: {detail}", {"detail": describe(exc, "action")}
             ) from None
         return {
             "operation": action.operation,
             "parameters": action.parameters,
             "metadata": metadata,
         }
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors(include_url=False)[0]
-    where = ".".join(str(p) for p in error["loc"]) or "action"
-    return f"{where}: {error['msg']}"
 
 
 class CleaningObservation(OpenEnvObservation):

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from dataclean_env.errors import describe
 from dataclean_env.schemas import Action
 
 _ENVELOPE_KEYS = ("operation", "name", "action_type", "parameters", "params")
@@ -40,7 +41,7 @@ def parse_action(reply: str) -> dict[str, Any]:
         try:
             action = Action.model_validate(envelope)
         except ValidationError as error:
-            problems.append(_first_problem(error))
+            problems.append(describe(error, "action"))
             continue
         return {"operation": action.operation, "parameters": action.parameters}
     raise UnparseableReply(f"the JSON is not an action: {problems[0]}")
@@ -64,9 +65,3 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
             found.append(value)
         position = text.find("{", end)
     return found
-
-
-def _first_problem(error: ValidationError) -> str:
-    problem = error.errors(include_url=False)[0]
-    where = ".".join(str(p) for p in problem["loc"]) or "action"
-    return f"{where}: {problem['msg']}"

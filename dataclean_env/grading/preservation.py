@@ -27,7 +27,7 @@ import pandas as pd
 
 from dataclean_env.grading.gold_facts import key_text
 from dataclean_env.grading.penalties import ActionRecord
-from dataclean_env.grading.reward import clamp
+from dataclean_env.grading.reward import clamp, reward_object
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.values import MISSING, NUMBER_TOLERANCE, cells_equal, is_missing, kind_of
 
@@ -166,7 +166,7 @@ class PreservationGrader:
     def reward(
         self, snapshot: Snapshot, history: Sequence[ActionRecord], max_steps: int
     ) -> dict[str, float]:
-        return self.combine(self.components(snapshot), history, max_steps)
+        return reward_object(self.combine(self.components(snapshot), history, max_steps))
 
 
 def _first_rows(keys: list[str | None]) -> dict[str, int]:

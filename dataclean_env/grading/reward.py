@@ -16,8 +16,14 @@ FLOOR, CEILING = 0.0001, 0.9999
 
 
 def clamp(value: float) -> float:
-    """Every reported field lies in [0.0001, 0.9999], rounded to 4 places."""
-    return round(min(CEILING, max(FLOOR, value)), 4)
+    """Every reported field lies in [0.0001, 0.9999]. Graders keep full precision; the
+    reward object the contract defines rounds to 4 places at the edge (`Episode`)."""
+    return min(CEILING, max(FLOOR, value))
+
+
+def reward_object(values: Mapping[str, float]) -> dict[str, float]:
+    """The contract's reward object: each clamped value rounded to 4 places."""
+    return {name: round(value, 4) for name, value in values.items()}
 
 
 @dataclass(frozen=True)
@@ -55,12 +61,12 @@ class Grader:
         self, snapshot: Snapshot, history: Sequence[ActionRecord], max_steps: int
     ) -> dict[str, float]:
         """The reward object: every component (unscored ones at the floor), penalty, total."""
-        return self.combine(self.components(snapshot), history, max_steps)
+        return reward_object(self.combine(self.components(snapshot), history, max_steps))
 
     def combine(
         self, scores: Mapping[str, float], history: Sequence[ActionRecord], max_steps: int
     ) -> dict[str, float]:
-        """The reward object from component scores already computed for the table."""
+        """Clamped values at full precision from component scores already computed."""
         charged = penalty(history, max_steps)
         total = sum(self.weights[name] * score for name, score in scores.items()) - charged
         reward = {name: clamp(scores.get(name, 0.0)) for name in COMPONENTS}

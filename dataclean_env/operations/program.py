@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 from pydantic import Field, ValidationError
 
-from dataclean_env.errors import EnvError, InvalidParameters, OperationNotAllowed
+from dataclean_env.errors import EnvError, InvalidParameters, OperationNotAllowed, describe
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation, resolve
 from dataclean_env.schemas import Action
 
@@ -53,7 +53,7 @@ def program(table: pd.DataFrame, params: ProgramParams, ctx: OpContext) -> OpRes
             action = Action.model_validate(raw)
         except ValidationError as exc:
             raise InvalidParameters(
-                f"step {index} is not an action: {exc.errors()[0]['msg']}"
+                f"step {index} is not an action: {describe(exc, 'action')}"
             ) from None
         op, op_params = resolve(action.operation, action.parameters)
         if op.name in NOT_INNER:

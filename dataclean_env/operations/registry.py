@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from dataclean_env.errors import InvalidParameters, UnknownOperation
+from dataclean_env.errors import InvalidParameters, UnknownOperation, describe
 from dataclean_env.snapshot import Snapshot
 
 
@@ -146,15 +146,9 @@ def resolve(name: str, parameters: Mapping[str, Any] | None) -> tuple[Operation,
     try:
         return op, op.params_model.model_validate(params)
     except ValidationError as exc:
-        raise InvalidParameters(f"invalid parameters for {name!r}: {_describe(exc)}") from None
-
-
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in error["loc"]) or "parameters"
-        parts.append(f"{where}: {error['msg']}")
-    return "; ".join(parts)
+        raise InvalidParameters(
+            f"invalid parameters for {name!r}: {describe(exc, 'parameters')}"
+        ) from None
 
 
 def _unknown_message(name: str) -> str:

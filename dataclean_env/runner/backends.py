@@ -13,10 +13,11 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from dataclean_env.doors import attempt, start_episode
 from dataclean_env.episode import Episode
-from dataclean_env.errors import EnvError, InvalidAction
+from dataclean_env.errors import describe
 from dataclean_env.runner.selection import EpisodeKey
-from dataclean_env.schemas import Action, Observation, StepResult
+from dataclean_env.schemas import Observation, StepResult
 from dataclean_env.tasks import TaskRegistry
 
 OBSERVATION_FIELDS = frozenset(Observation.model_fields)
@@ -31,7 +32,7 @@ class Step:
     error: str | None = None  # why the action was refused; the episode did not change
 
 
-class Environment(Protocol):
+class Backend(Protocol):
     def reset(self, key: EpisodeKey) -> Step: ...
 
     def step(self, action: dict[str, Any]) -> Step: ...
@@ -43,7 +44,7 @@ class Environment(Protocol):
     def close(self) -> None: ...
 
 
-class LocalEnvironment:
+class LocalBackend:
     """The engine in this process (`Episode`, as `environment.DataCleaningEnv` uses it)."""
 
     def __init__(self, registry: TaskRegistry):
@@ -51,19 +52,12 @@ class LocalEnvironment:
         self.episode: Episode | None = None
 
     def reset(self, key: EpisodeKey) -> Step:
-        task = self.registry.make(key.task_id, key.seed, key.split)
-        self.episode = Episode(f"{key.task_id}-{key.split}-{key.seed}", task)
+        episode_id = f"{key.task_id}-{key.split}-{key.seed}"
+        self.episode = start_episode(self.registry, key.task_id, key.seed, key.split, episode_id)
         return _local_step(self.episode.result())
 
     def step(self, action: dict[str, Any]) -> Step:
-        episode = self._current()
-        try:
-            result = episode.step(Action.model_validate(action))
-        except EnvError as error:
-            result = episode.result(error)
-        except ValidationError as error:  # not an action envelope at all
-            result = episode.result(InvalidAction(str(error)))
-        return _local_step(result)
+        return _local_step(attempt(self._current(), action))
 
     def rows_lost(self) -> int | None:
         episode = self._current()
@@ -89,7 +83,7 @@ def _local_step(result: StepResult) -> Step:
     )
 
 
-class RemoteEnvironment:
+class RemoteBackend:
     """A server's /ws endpoint (each connection is one episode; a reset starts the next).
     The server is asked for absolute rewards, so the score is what the loop reads."""
 
@@ -117,7 +111,7 @@ class RemoteEnvironment:
         try:
             self._last = _remote_step(self._client.step(action))
         except ValidationError as error:  # refused by the client before it is sent
-            return replace(self._last, error=f"invalid action: {error}")
+            return replace(self._last, error=describe(error, "action"))
         return self._last
 
     def rows_lost(self) -> int | None:

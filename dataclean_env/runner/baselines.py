@@ -21,7 +21,7 @@ from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
 from dataclean_env.agents.reference import AgentFactory, reference_factories
 from dataclean_env.generation import SPLITS
 from dataclean_env.runner import selection
-from dataclean_env.runner.backends import LocalEnvironment
+from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.report import AgentNote, markdown, plot
 from dataclean_env.runner.results import EpisodeResult, ResultsFile
@@ -75,7 +75,7 @@ def play(
 ) -> list[EpisodeResult]:
     """Each key with every agent in turn, so a generated instance is built once and then
     served from the task cache. The log lines go nowhere: the report is the output."""
-    env = LocalEnvironment(registry)
+    env = LocalBackend(registry)
     results = []
     with open(os.devnull, "w", encoding="utf-8") as silent:
         for key in tqdm(keys, desc="baselines", unit="task", file=sys.stderr, disable=None):

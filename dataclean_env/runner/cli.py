@@ -28,7 +28,7 @@ from dataclean_env.agents.reference import AgentFactory, reference_factories
 from dataclean_env.errors import EnvError
 from dataclean_env.generation import SPLITS
 from dataclean_env.runner import selection
-from dataclean_env.runner.backends import Environment, LocalEnvironment, RemoteEnvironment
+from dataclean_env.runner.backends import Backend, LocalBackend, RemoteBackend
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.results import EpisodeResult, ResultsFile
 from dataclean_env.tasks import TaskRegistry, default_registry
@@ -86,8 +86,8 @@ def agent_factory(args: argparse.Namespace, registry: TaskRegistry) -> AgentFact
     return lambda key: LLMAgent(client, settings, retry)
 
 
-def environment(args: argparse.Namespace, registry: TaskRegistry) -> Environment:
-    return RemoteEnvironment(args.env_url) if args.env_url else LocalEnvironment(registry)
+def backend(args: argparse.Namespace, registry: TaskRegistry) -> Backend:
+    return RemoteBackend(args.env_url) if args.env_url else LocalBackend(registry)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(str(error)) from None
     keys = selection.episodes(tasks, seeds, args.split, args.episodes)
     make_agent = agent_factory(args, registry)
-    env = environment(args, registry)
+    env = backend(args, registry)
     results = ResultsFile(args.results) if args.results else None
     finished: list[EpisodeResult] = []
     try:

@@ -19,7 +19,7 @@ from typing import TextIO
 
 from dataclean_env.agents.parsing import UnparseableReply
 from dataclean_env.agents.reference import Agent
-from dataclean_env.runner.backends import Environment
+from dataclean_env.runner.backends import Backend
 from dataclean_env.runner.logs import end_line, start_line, step_line
 from dataclean_env.runner.results import EpisodeResult
 from dataclean_env.runner.selection import EpisodeKey
@@ -29,7 +29,7 @@ ATTEMPTS_PER_STEP = 2
 
 
 def run_episode(
-    env: Environment, agent: Agent, key: EpisodeKey, out: TextIO | None = None
+    env: Backend, agent: Agent, key: EpisodeKey, out: TextIO | None = None
 ) -> EpisodeResult:
     """Play one episode and log it. An exception ends the episode (after `[END]`) and is
     recorded in the result; a KeyboardInterrupt ends it too and is raised again."""

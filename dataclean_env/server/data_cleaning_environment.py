@@ -12,21 +12,19 @@ error in `message` and `info["error"]`, and a reward of 0 (delta) — the same a
 
 from __future__ import annotations
 
-import uuid
 from functools import lru_cache
 from typing import Any, Literal
 
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
-from pydantic import ValidationError
 
 from dataclean_env import ENV_NAME, __version__
+from dataclean_env.doors import attempt, parse_reset_options, start_episode
 from dataclean_env.episode import Episode
-from dataclean_env.errors import EnvError, InvalidAction
+from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import SPLITS
 from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
-from dataclean_env.schemas import Action, ResetRequest, StepResult
-from dataclean_env.server.episode_store import check_episode_id
+from dataclean_env.schemas import Action, StepResult
 from dataclean_env.server.scheduling import run_sized
 from dataclean_env.settings import PROJECT_ROOT
 from dataclean_env.tasks import TaskRegistry, default_registry
@@ -71,12 +69,22 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         split: str = "train",
         **options: Any,
     ) -> CleaningObservation:
-        request = self._reset_request(seed, episode_id, task_id, reward_mode, split, options)
+        if options:
+            raise InvalidAction(
+                f"unknown reset options {sorted(options)}; "
+                "accepted: task_id, seed, split, episode_id, reward_mode"
+            )
+        if reward_mode not in ("delta", "absolute"):
+            raise InvalidAction("reward_mode must be 'delta' or 'absolute'")
+        request = parse_reset_options(
+            {"seed": seed, "episode_id": episode_id, "task_id": task_id, "split": split}
+        )
         task = request.task_id or self.registry.task_ids()[0]
-        name = request.episode_id or f"ws-{uuid.uuid4().hex[:12]}"
-        self.episode = Episode(name, self.registry.make(task, request.seed, request.split))
+        self.episode = start_episode(
+            self.registry, task, request.seed, request.split, request.episode_id
+        )
         self.reward_mode = reward_mode
-        self._last_score = self.episode.reward.total
+        self._last_score = self.episode.score
         first = self._last_score if reward_mode == "absolute" else 0.0
         return self._observation(self.episode.result(), first)
 
@@ -88,46 +96,26 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         cells = self.registry.spec(task_id).cells if known else 0  # unknown: reset() refuses it
         return await run_sized(lambda: self.reset(seed, episode_id, **options), cells)
 
-    def _reset_request(
-        self, seed: Any, episode_id: Any, task_id: Any, reward_mode: Any, split: Any, options: dict
-    ) -> ResetRequest:
-        if options:
-            raise InvalidAction(
-                f"unknown reset options {sorted(options)}; "
-                "accepted: task_id, seed, split, episode_id, reward_mode"
-            )
-        if reward_mode not in ("delta", "absolute"):
-            raise InvalidAction("reward_mode must be 'delta' or 'absolute'")
-        try:
-            request = ResetRequest.model_validate(
-                {"seed": seed, "episode_id": episode_id, "task_id": task_id, "split": split}
-            )
-        except ValidationError as exc:
-            raise InvalidAction(str(exc.errors(include_url=False)[0]["msg"])) from None
-        if request.episode_id is not None:
-            check_episode_id(request.episode_id)
-        if request.task_id is not None:
-            self.registry.spec(request.task_id)
-        return request
-
     # ── step ──────────────────────────────────────────────────────────────
     def step(
         self, action: CleaningAction, timeout_s: float | None = None, **kwargs: Any
     ) -> CleaningObservation:
-        episode = self.episode
-        if episode is None:
+        if self.episode is None:
             self.reset()
-            episode = self.episode
-            assert episode is not None
-        with episode.lock:
-            try:
-                result = episode.step(
-                    Action(operation=action.operation, parameters=action.parameters)
-                )
-            except EnvError as error:
-                result = episode.result(error)  # unchanged episode, error in message and info
-        score = result.reward.total
-        reward = score if self.reward_mode == "absolute" else round(score - self._last_score, 4)
+        episode = self.episode
+        assert episode is not None
+        # CleaningAction validated the envelope already; do not validate it twice.
+        result = attempt(
+            episode,
+            Action.model_construct(operation=action.operation, parameters=action.parameters),
+        )
+        score = episode.score
+        if "error" in result.info:  # refused: no reward in any mode, so stalling earns nothing
+            reward = 0.0
+        elif self.reward_mode == "absolute":
+            reward = score
+        else:
+            reward = score - self._last_score
         self._last_score = score
         return self._observation(result, reward)
 
@@ -141,7 +129,7 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
     def _observation(self, result: StepResult, reward: float) -> CleaningObservation:
         return CleaningObservation.model_construct(
             **dict(result.observation),
-            score=result.reward.total,
+            score=self.episode.score if self.episode is not None else result.reward.total,
             score_components=result.reward,
             info=result.info,
             reward=reward,

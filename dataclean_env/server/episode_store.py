@@ -9,25 +9,14 @@ count toward the capacity (there is one per task).
 
 from __future__ import annotations
 
-import re
 import threading
 import time
-import uuid
 from collections.abc import Callable
 
+from dataclean_env.doors import start_episode
 from dataclean_env.episode import Episode
-from dataclean_env.errors import InvalidAction, StoreFull, UnknownEpisode
+from dataclean_env.errors import StoreFull, UnknownEpisode
 from dataclean_env.tasks import TaskRegistry
-
-_EPISODE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-
-
-def check_episode_id(episode_id: str) -> str:
-    if not isinstance(episode_id, str) or not _EPISODE_ID.match(episode_id):
-        raise InvalidAction(
-            "episode_id must be 1 to 128 characters of letters, digits, '.', '_', ':' or '-'"
-        )
-    return episode_id
 
 
 class EpisodeStore:
@@ -57,15 +46,13 @@ class EpisodeStore:
         split: str = "train",
     ) -> Episode:
         """A fresh episode of `task_id`. Without an id it becomes the task's default episode."""
-        task = self.registry.make(task_id, seed, split)  # outside the lock: may take a moment
+        # Outside the lock: building a task may take a moment.
+        episode = start_episode(self.registry, task_id, seed, split, episode_id)
+        episode.last_used = self.clock()
         if episode_id is None:
-            episode = Episode(f"{task_id}-{uuid.uuid4().hex[:12]}", task)
-            episode.last_used = self.clock()
             with self._lock:
                 self._defaults[task_id] = episode
             return episode
-        episode = Episode(check_episode_id(episode_id), task)
-        episode.last_used = self.clock()
         with self._lock:
             if episode_id not in self._episodes:
                 self._evict_idle()

@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
-from dataclean_env.errors import BodyTooLarge, InvalidAction
+from dataclean_env.errors import BodyTooLarge, InvalidAction, describe
 from dataclean_env.schemas import Action, ResetRequest
 
 # Fields OpenEnv clients add to their requests; accepted and ignored.
@@ -69,7 +69,7 @@ def parse_reset(body: dict[str, Any]) -> ResetRequest:
     try:
         return ResetRequest.model_validate(body)
     except ValidationError as exc:
-        raise InvalidAction(_errors(exc)) from None
+        raise InvalidAction(describe(exc)) from None
 
 
 def parse_step(body: dict[str, Any]) -> StepCall:
@@ -90,12 +90,5 @@ def parse_step(body: dict[str, Any]) -> StepCall:
     try:
         action = Action.model_validate(envelope)
     except ValidationError as exc:
-        raise InvalidAction(_errors(exc)) from None
+        raise InvalidAction(describe(exc)) from None
     return StepCall(task_id, episode_id, action)
-
-
-def _errors(exc: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
-        for e in exc.errors(include_url=False)
-    )

@@ -380,8 +380,9 @@ def test_budget_ends_the_episode_after_max_steps(
     ok(client.post(f"/reset/{task_id}", json={"episode_id": "budget"}))
     headers = {"X-Episode-Id": "budget"}
     for number in range(1, max_steps + 1):
-        refused = client.post(f"/step/{task_id}", json={"operation": "nope"}, headers=headers)
-        assert refused.status_code == 422  # refused steps do not use the budget
+        if number < max_steps:  # refused steps do not use the step budget (their own: below)
+            refused = client.post(f"/step/{task_id}", json={"operation": "nope"}, headers=headers)
+            assert refused.status_code == 422
         body = ok(client.post(f"/step/{task_id}", json=PROBE, headers=headers))
         assert body["observation"]["step"] == number
         assert body["observation"]["steps_remaining"] == max_steps - number
@@ -391,5 +392,22 @@ def test_budget_ends_the_episode_after_max_steps(
     assert state["done"] is True
     assert state["step_count"] == max_steps
     assert state["steps_remaining"] == 0
+    after = client.post(f"/step/{task_id}", json=PROBE, headers=headers)
+    assert after.status_code == 409 and after.json()["code"] == "EPISODE_FINISHED"
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_refusals_have_an_allowance_of_the_step_budget(
+    client: TestClient, metadata: dict[str, dict], task_id: str
+) -> None:
+    """Stalling with refused actions cannot keep an episode alive forever."""
+    max_steps = metadata[task_id]["max_steps"]
+    ok(client.post(f"/reset/{task_id}", json={"episode_id": "stall"}))
+    headers = {"X-Episode-Id": "stall"}
+    for _ in range(max_steps):
+        refused = client.post(f"/step/{task_id}", json={"operation": "nope"}, headers=headers)
+        assert refused.status_code == 422 and refused.json()["code"] == "UNKNOWN_OPERATION"
+    state = ok(client.get("/state", params={"episode_id": "stall"}))
+    assert (state["done"], state["step_count"]) == (True, 0)
     after = client.post(f"/step/{task_id}", json=PROBE, headers=headers)
     assert after.status_code == 409 and after.json()["code"] == "EPISODE_FINISHED"

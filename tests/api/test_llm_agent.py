@@ -19,7 +19,7 @@ import pytest
 import inference
 from dataclean_env.agents.llm import LLMAgent
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
-from dataclean_env.runner.backends import LocalEnvironment
+from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.selection import EpisodeKey
 
@@ -197,7 +197,7 @@ def test_rate_limits_and_server_errors_back_off_honouring_retry_after(fake_opena
     waits: list[float] = []
     retry = RetryPolicy(retries=3, backoff_s=0.5, max_backoff_s=60.0, sleep=waits.append)
     agent = llm_agent(server.url, retry)
-    env = LocalEnvironment(inference.default_registry())
+    env = LocalBackend(inference.default_registry())
     result = run_episode(env, agent, EpisodeKey("fix_types", 0, "eval"))
     assert waits == [7.0, 1.0, 60.0]  # Retry-After, then 0.5 * 2**1, then the cap
     assert (result.steps, result.invalid_actions, result.error) == (1, 0, None)
@@ -207,7 +207,7 @@ def test_retries_run_out_and_end_the_episode_with_its_end_line(fake_openai, caps
     server = fake_openai([Reply(status=429), Reply(status=429)])
     waits: list[float] = []
     agent = llm_agent(server.url, RetryPolicy(retries=1, backoff_s=0.25, sleep=waits.append))
-    env = LocalEnvironment(inference.default_registry())
+    env = LocalBackend(inference.default_registry())
     result = run_episode(env, agent, EpisodeKey("fix_types", 0, "eval"))
     assert waits == [0.25]
     assert result.error.startswith("RateLimitError")
@@ -222,7 +222,7 @@ def test_connection_errors_are_retried_with_exponential_backoff() -> None:
         url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
     waits: list[float] = []
     agent = llm_agent(url, RetryPolicy(retries=3, backoff_s=0.1, sleep=waits.append))
-    observation = LocalEnvironment(inference.default_registry()).reset(
+    observation = LocalBackend(inference.default_registry()).reset(
         EpisodeKey("fix_types", 0, "eval")
     )
     with pytest.raises(openai.APIConnectionError):

@@ -391,12 +391,18 @@ def test_refused_steps_change_nothing_and_cost_nothing(
         ("validate_schema", {"x": 1}),
         ("finish", {"now": True}),
     ]
-    for action in plan[:-1]:
-        for operation, parameters in refused:
-            before = Fingerprint.of(episode)
-            with pytest.raises(EnvError):
-                step(episode, operation, parameters)
-            before.assert_same(episode)
+    for upto, action in enumerate(plan[:-1]):
+        # Refusals have an allowance of max_steps per episode (then it ends, truncated):
+        # check them in batches, each on a copy of the episode at this point of the plan.
+        for batch in (refused[:5], refused[5:]):
+            probe = new_episode(registry, task_id, None)
+            for done in plan[:upto]:
+                probe.step(Action(**done))
+            for operation, parameters in batch:
+                before = Fingerprint.of(probe)
+                with pytest.raises(EnvError):
+                    step(probe, operation, parameters)
+                before.assert_same(probe)
         episode.step(Action(**action))
     result = episode.step(Action(**plan[-1]))
     assert result.reward.total == 0.9999

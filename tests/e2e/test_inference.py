@@ -9,7 +9,7 @@ import pytest
 
 import inference
 from dataclean_env.agents.heuristic import HeuristicAgent
-from dataclean_env.runner.backends import LocalEnvironment
+from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.logs import end_line, start_line, step_line
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.selection import EpisodeKey
@@ -106,7 +106,7 @@ def test_end_line_is_printed_after_an_exception(monkeypatch, capsys) -> None:
         raise RuntimeError("agent crashed")
 
     monkeypatch.setattr(HeuristicAgent, "act", explode)
-    env = LocalEnvironment(inference.default_registry())
+    env = LocalBackend(inference.default_registry())
     result = run_episode(env, HeuristicAgent(), EpisodeKey("easy_dedup_rename", 0, "eval"))
     captured = capsys.readouterr()
     assert captured.out.splitlines() == [

@@ -16,9 +16,7 @@ from openenv.core import GenericEnvClient
 from websockets.sync.client import connect
 
 from dataclean_env.client import CleaningAction, DataCleaningClient
-from dataclean_env.episode import Episode
-from dataclean_env.errors import EnvError
-from dataclean_env.schemas import Action
+from dataclean_env.doors import attempt, start_episode
 from dataclean_env.settings import Settings
 from tests.support import ALL_TASK_IDS, TASK_IDS
 from tests.web import LiveServer
@@ -96,21 +94,18 @@ async def _play(url: str, index: int, task_id: str, plan: list[dict]) -> list[di
 
 
 def _reference(registry, index: int, task_id: str, plan: list[dict]) -> list[dict]:
-    episode = Episode(f"session-{index}", registry.make(task_id, index))
-    results = [episode.result()]
+    episode = start_episode(registry, task_id, index, episode_id=f"session-{index}")
+    results = [(episode.result(), episode.score)]
     for action in plan:
-        try:
-            results.append(episode.step(Action(**action)))
-        except EnvError as error:
-            results.append(episode.result(error))
+        results.append((attempt(episode, action), episode.score))
     return [
         {
             **r.observation.model_dump(mode="json"),
-            "score": r.reward.total,
+            "score": score,
             "score_components": r.reward.model_dump(),
             "info": r.info,
         }
-        for r in results
+        for r, score in results
     ]
 
 

@@ -12,7 +12,7 @@ import pytest
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.agents.reference import NoOpAgent
 from dataclean_env.episode import Episode
-from dataclean_env.runner.backends import LocalEnvironment
+from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.baselines import baseline_keys, family_of, main
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.selection import EpisodeKey
@@ -107,7 +107,7 @@ def test_a_small_baseline_run_writes_a_report_with_recomputable_numbers(registry
 @pytest.mark.parametrize("family", FAMILIES)
 def test_the_heuristic_beats_the_noop_agent_on_every_family(registry, family) -> None:
     tasks = [s.task_id for s in registry.specs() if family in (s.task_id, s.family)]
-    env, silent = LocalEnvironment(registry), io.StringIO()
+    env, silent = LocalBackend(registry), io.StringIO()
     scores: dict[str, list[float]] = {"noop": [], "heuristic": []}
     for key in (EpisodeKey(t, seed, "eval") for t in tasks for seed in SEEDS):
         scores["noop"].append(run_episode(env, NoOpAgent(), key, out=silent).score)

@@ -27,6 +27,7 @@ from dataclean_env.grading.components import (
 )
 from dataclean_env.grading.gold_facts import key_text
 from dataclean_env.grading.preservation import _CANONICAL, _EQUAL
+from dataclean_env.grading.reward import reward_object
 from dataclean_env.operations import get_operation
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.values import cells_equal
@@ -607,8 +608,15 @@ def test_penalty_cannot_take_total_below_the_floor(grader: Grader) -> None:
         (3.0, 0.9999),
     ],
 )
-def test_clamp(value: float, expected: float) -> None:
-    assert clamp(value) == expected
+def test_reported_value_is_clamped_and_rounded(value: float, expected: float) -> None:
+    assert reward_object({"total": clamp(value)}) == {"total": expected}
+
+
+def test_clamp_keeps_full_precision() -> None:
+    # A single fixed cell of a large table moves the score by less than 0.0001: the score
+    # (and the /ws reward built from it) must still see it.
+    assert clamp(0.12344) == 0.12344
+    assert clamp(0.50004) == 0.50004
 
 
 @pytest.mark.parametrize(

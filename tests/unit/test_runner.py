@@ -12,7 +12,7 @@ from dataclean_env.agents.prompt import operation_lines
 from dataclean_env.agents.reference import OracleAgent, RandomAgent
 from dataclean_env.episode import Episode
 from dataclean_env.operations import resolve
-from dataclean_env.runner.backends import LocalEnvironment
+from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.selection import EpisodeKey, episodes, parse_seeds
 from dataclean_env.snapshot import Snapshot
@@ -73,7 +73,7 @@ def test_seed_lists_and_the_episode_order() -> None:
 def test_random_agent_is_seeded_and_only_sends_well_formed_actions(registry, task_id) -> None:
     def play(seed: int) -> list[dict]:
         key = EpisodeKey(task_id, seed, "eval")
-        env, agent, actions = LocalEnvironment(registry), RandomAgent(key), []
+        env, agent, actions = LocalBackend(registry), RandomAgent(key), []
         step = env.reset(key)
         while not step.done and len(actions) < 40:
             actions.append(agent.act(step.observation))
@@ -93,12 +93,12 @@ def test_random_agent_is_seeded_and_only_sends_well_formed_actions(registry, tas
 def test_the_oracle_replays_the_reference_plan_to_gold(registry, task_id) -> None:
     key = EpisodeKey(task_id, 4, "eval")
     plan = registry.make(task_id, 4, "eval").solution
-    result = run_episode(LocalEnvironment(registry), OracleAgent(plan), key, out=io.StringIO())
+    result = run_episode(LocalBackend(registry), OracleAgent(plan), key, out=io.StringIO())
     assert (result.score, result.invalid_actions, result.rows_lost) == (0.9999, 0, 0)
     assert result.steps == len(plan) + (plan[-1]["operation"] != "finish")
 
 
-def test_an_agent_that_keeps_failing_stops_at_twice_the_budget_without_a_finish(
+def test_an_agent_that_keeps_failing_ends_truncated_after_the_refusal_allowance(
     registry,
 ) -> None:
     class Stubborn:
@@ -109,13 +109,15 @@ def test_an_agent_that_keeps_failing_stops_at_twice_the_budget_without_a_finish(
 
     out = io.StringIO()
     key = EpisodeKey("easy_dedup_rename", None, "eval")
-    result = run_episode(LocalEnvironment(registry), Stubborn(), key, out=out)
+    result = run_episode(LocalBackend(registry), Stubborn(), key, out=out)
     lines = out.getvalue().splitlines()
     assert registry.spec("easy_dedup_rename").max_steps == 10
-    assert (result.steps, result.invalid_actions, result.error) == (20, 20, None)
-    assert len(lines) == 22
-    assert all("done=false error=unknown operation 'no_such_operation'" in x for x in lines[1:-1])
-    assert lines[-1] == "[END] success=false steps=20 score=0.00 rewards=" + ",".join(["0.00"] * 20)
+    # Refusals are allowed up to the step budget; then the episode ends, truncated.
+    assert (result.steps, result.invalid_actions, result.error) == (10, 10, None)
+    assert len(lines) == 12
+    assert all("done=false error=unknown operation 'no_such_operation'" in x for x in lines[1:-2])
+    assert "done=true error=unknown operation 'no_such_operation'" in lines[-2]
+    assert lines[-1] == "[END] success=false steps=10 score=0.00 rewards=" + ",".join(["0.00"] * 10)
 
 
 def test_rows_lost_counts_gold_keys_missing_from_the_table(registry) -> None:
@@ -125,7 +127,7 @@ def test_rows_lost_counts_gold_keys_missing_from_the_table(registry) -> None:
         assert grader.gold_rows_missing(Snapshot.of(table)) == 0
         kept = table[~table[key_column].isin(table[key_column].iloc[:3])]
         assert grader.gold_rows_missing(Snapshot.of(kept)) == 3
-    env = LocalEnvironment(registry)
+    env = LocalBackend(registry)
     env.reset(EpisodeKey("crm", 0, "eval"))
     assert env.rows_lost() == 0
     table = env.episode.table
@@ -149,7 +151,7 @@ def test_the_operation_list_shows_parameters_and_shorthands() -> None:
 
 
 def test_a_refused_step_changes_nothing_the_agent_sees(registry) -> None:
-    env = LocalEnvironment(registry)
+    env = LocalBackend(registry)
     first = env.reset(EpisodeKey("medium_missing_dtype", 1, "eval"))
     refused = env.step({"operation": "fill_missing", "parameters": {"column": "nope"}})
     assert refused.error.startswith("unknown column(s) ['nope']; the table has ['customer_id'")

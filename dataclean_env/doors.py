@@ -1,0 +1,91 @@
+"""The one way into an episode, shared by every door (REST, /ws, in-process, the runner,
+/validate and the environment checker).
+
+* `start_episode` checks the reset options and builds the episode;
+* `parse_action` turns whatever a client sent into an `Action` or an `InvalidAction`;
+* `attempt` steps an episode and turns a refused action into "unchanged episode + error",
+  for the doors that answer refusals in the observation rather than as HTTP errors.
+
+Every validation error a client sees is written by `errors.describe`, so the same bad
+action reads the same at every door.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from dataclean_env.episode import Episode
+from dataclean_env.errors import EnvError, InvalidAction, describe
+from dataclean_env.generation import SPLITS
+from dataclean_env.schemas import Action, ResetRequest, StepResult
+from dataclean_env.tasks import TaskRegistry
+
+_EPISODE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+def check_episode_id(episode_id: Any) -> str:
+    if not isinstance(episode_id, str) or not _EPISODE_ID.match(episode_id):
+        raise InvalidAction(
+            "episode_id must be 1 to 128 characters of letters, digits, '.', '_', ':' or '-'"
+        )
+    return episode_id
+
+
+def new_episode_id(task_id: str) -> str:
+    """A server-issued id: the task for readability, 96 random bits so nobody can guess it."""
+    return f"{task_id}-{secrets.token_hex(12)}"
+
+
+def start_episode(
+    registry: TaskRegistry,
+    task_id: str,
+    seed: int | None = None,
+    split: str = "train",
+    episode_id: str | None = None,
+) -> Episode:
+    """A fresh episode of `task_id` (UnknownTask, InvalidAction on bad options)."""
+    registry.spec(task_id)
+    if split not in SPLITS:
+        raise InvalidAction(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise InvalidAction("seed must be a non-negative integer")
+    name = new_episode_id(task_id) if episode_id is None else check_episode_id(episode_id)
+    return Episode(name, registry.make(task_id, seed, split))
+
+
+def parse_reset_options(options: Mapping[str, Any]) -> ResetRequest:
+    """The reset options every door accepts (task_id, seed, split, episode_id), typed."""
+    try:
+        return ResetRequest.model_validate(dict(options))
+    except ValidationError as exc:
+        raise InvalidAction(describe(exc, "reset")) from None
+
+
+def parse_action(raw: Action | Mapping[str, Any] | Any) -> Action:
+    """An Action from an Action, an envelope dict or `{"action": envelope}`."""
+    if isinstance(raw, Action):
+        return raw
+    if isinstance(raw, Mapping) and set(raw) == {"action"}:
+        raw = raw["action"]
+    if not isinstance(raw, Mapping):
+        raise InvalidAction(
+            'the action must be an object like {"operation": ..., "parameters": {...}}'
+        )
+    try:
+        return Action.model_validate(dict(raw))
+    except ValidationError as exc:
+        raise InvalidAction(describe(exc, "action")) from None
+
+
+def attempt(episode: Episode, raw: Action | Mapping[str, Any] | Any) -> StepResult:
+    """Step `episode`; a refused action answers the unchanged episode with the error."""
+    with episode.lock:
+        try:
+            return episode.step(parse_action(raw))
+        except EnvError as error:
+            return episode.result(error)
