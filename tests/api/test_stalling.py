@@ -40,9 +40,7 @@ def test_termination_and_truncation_are_told_apart(registry) -> None:
     assert last.info["end_reason"] == "step_budget"
 
 
-def test_scores_keep_full_precision_and_exact_says_when_gold_is_reached(
-    registry, metadata
-) -> None:
+def test_scores_keep_full_precision_and_exact_says_when_gold_is_reached(registry, metadata) -> None:
     env = DataCleaningEnvironment(registry)
     env.reset(task_id="medium_missing_dtype")
     solution = metadata["medium_missing_dtype"]["solution"]
