@@ -16,7 +16,7 @@ from pydantic_core import PydanticCustomError
 
 from dataclean_env.errors import describe
 from dataclean_env.operations import alias_names, get_operation, operation_names
-from dataclean_env.schemas import Action, DatasetInfo, HistoryEntry, Reward
+from dataclean_env.schemas import Action, DatasetInfo, HistoryEntry, Observation, Reward
 
 
 def _operation_variants(schema: dict[str, Any]) -> None:
@@ -106,3 +106,10 @@ class CleaningState(OpenEnvState):
     shape: list[int] = Field(default_factory=list)
     reward: Reward | None = None
     history: list[HistoryEntry] = Field(default_factory=list)
+
+
+# The REST observation's field descriptions, so /schema explains itself like /docs does.
+for _name, _field in Observation.model_fields.items():
+    if _name in CleaningObservation.model_fields:
+        CleaningObservation.model_fields[_name].description = _field.description
+CleaningObservation.model_rebuild(force=True)

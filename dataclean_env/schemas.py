@@ -38,28 +38,39 @@ class Action(BaseModel):
 
 
 class DatasetInfo(BaseModel):
-    total_rows: int
-    total_columns: int
-    has_duplicates: bool
-    has_missing: bool
+    total_rows: int = Field(description="Rows in the current table.")
+    total_columns: int = Field(description="Columns in the current table.")
+    has_duplicates: bool = Field(description="Whether some rows are exact copies of others.")
+    has_missing: bool = Field(description="Whether some cell is missing.")
 
 
 class Observation(BaseModel):
-    episode_id: str
-    task_id: str
-    step: int
-    steps_remaining: int
-    dataset_info: DatasetInfo
-    columns: list[str]
-    shape: list[int]
-    missing_values: dict[str, int]
-    dtypes: dict[str, str]
-    duplicate_count: int
-    sample_rows: list[dict[str, Any]]
-    sample_offset: int = 0  # position of the first sample row (moved by show_rows)
-    available_operations: list[str]
-    task_description: str
-    message: str = ""
+    """What the agent sees after a reset or step. Never a gold value, never a score beyond
+    the reward object that travels beside it."""
+
+    episode_id: str = Field(description="The episode; send it back to address this episode.")
+    task_id: str = Field(description="The task (or generated family) being played.")
+    step: int = Field(description="Accepted steps so far (refused actions do not count).")
+    steps_remaining: int = Field(description="Accepted steps left before truncation.")
+    dataset_info: DatasetInfo = Field(description="Size and overall state of the table.")
+    columns: list[str] = Field(description="Column names, in order.")
+    shape: list[int] = Field(description="[rows, columns] of the current table.")
+    missing_values: dict[str, int] = Field(description="Missing cells per column.")
+    dtypes: dict[str, str] = Field(description="pandas dtype per column.")
+    duplicate_count: int = Field(description="Rows that exactly repeat an earlier row.")
+    sample_rows: list[dict[str, Any]] = Field(
+        description='Up to 5 rows of the current table as records; missing cells are "NULL".'
+    )
+    sample_offset: int = Field(
+        default=0, description="Position of the first sample row (moved by show_rows)."
+    )
+    available_operations: list[str] = Field(
+        description="Operations (and aliases) this task accepts."
+    )
+    task_description: str = Field(description="What the task asks: the rule card.")
+    message: str = Field(
+        default="", description="What the last step did, or why the action was refused."
+    )
 
 
 class Reward(BaseModel):

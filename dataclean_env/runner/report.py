@@ -70,7 +70,8 @@ def _row(s: Summary) -> str:
 
 
 def plot(summaries: Sequence[Summary], path: Path) -> None:
-    """Grouped bars: one group per family, one bar per agent, the interval as error bars."""
+    """Grouped bars: one group per family, one bar per agent, the interval as error bars.
+    Needs the `report` extra (matplotlib), which the dev group includes."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display on servers and CI

@@ -1,13 +1,54 @@
 """The OpenEnv `Environment`: one instance per WebSocket session, each its own episode.
 
-Reset options (the `data` of a reset frame): `task_id` (default: the first task), `seed`,
-`split` (generated families), `episode_id`, and `reward_mode`: "delta" (default) makes the float reward of each step the
-change in episode score, so that summing a session's step rewards gives final minus initial
-score; "absolute" makes it the score itself. Either way the observation carries the
-absolute `score` and its `score_components`.
+## Description
+An agent cleans a dirty table one operation (or one `program` of operations) per step and is
+scored cell by cell against a hidden gold table. Tasks: four fixed tasks, seeded generated
+families in train/eval/test splits, and custom dirty/clean CSV folders.
 
-A refused action is not an exception here: the step answers with the unchanged episode, the
-error in `message` and `info["error"]`, and a reward of 0 (delta) — the same as in-process.
+## Action space
+`{"operation": name, "parameters": {...}}` (also `{"action": {...}}`, `{"name", "params"}`,
+`{"action_type"}`). Each operation has a strict parameter model; `/schema` lists them all.
+A refused action (unknown operation, bad parameters, an operation the table cannot take)
+changes nothing but the refusal count.
+
+## Observation space
+| field | meaning |
+|---|---|
+| episode_id, task_id | which episode and task |
+| step, steps_remaining | accepted steps so far and left |
+| columns, shape, dtypes, missing_values, duplicate_count, dataset_info | the table's state |
+| sample_rows, sample_offset | up to 5 rows (missing as "NULL"), from the `show_rows` window |
+| available_operations, task_description | what may be done, and the task's rule card |
+| message | what the last step did, or why it was refused |
+| score, score_components | the episode score (full precision) and the reward object |
+| info | step info: `error`, `exact`, `terminated`, `truncated`, `end_reason`, `refusals` |
+
+## Rewards
+`reward_mode="delta"` (default): the change in score the step made, so the sum of an
+episode's rewards is final minus initial score. `"absolute"`: the score itself (for clients
+that read it, not for summing). A refused action earns 0 in every mode. The score is a
+weighted sum of components computed against gold, minus order/repeat penalties on the fixed
+tasks, clamped to [0.0001, 0.9999]; doing nothing earns about nothing and no damaging step
+raises it.
+
+## Starting state
+The task's dirty table (rows shuffled by `seed` on fixed tasks; a seeded instance of the
+split on generated families), step 0.
+
+## Episode end
+Terminated: the agent's `finish`. Truncated: the step budget (`max_steps` accepted steps)
+or the refusal allowance (`max_steps` refused actions) is used up. `info` tells them apart;
+any step after the end is refused with EPISODE_FINISHED.
+
+## Arguments (reset options)
+`task_id` (default: the first task), `seed`, `split` ("train", "eval", "test"),
+`episode_id`, `reward_mode` ("delta", "absolute").
+
+## Version history
+* 0.3: refusals earn 0 and are bounded; scores at full precision; termination and
+  truncation told apart in `info`; one door for every client.
+* 0.2: generated families, custom datasets, OpenEnv /ws, the runner.
+* 0.1: the four fixed tasks over REST.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import pytest
 from openenv.core import GenericEnvClient
 from websockets.sync.client import connect
 
+from dataclean_env import __version__
 from dataclean_env.client import CleaningAction, DataCleaningClient
 from dataclean_env.doors import attempt, start_episode
 from dataclean_env.settings import Settings
@@ -231,7 +232,7 @@ def test_schema_describes_the_real_action_observation_and_state(server) -> None:
 def test_metadata_health_and_mcp(server) -> None:
     metadata = httpx.get(f"{server.url}/metadata").json()
     assert metadata["name"] == "data-cleaning-openenv"
-    assert metadata["version"] == "0.2.0"
+    assert metadata["version"] == __version__
     assert metadata["readme_content"].startswith("---")
     assert httpx.get(f"{server.url}/health").json() == {
         "status": "healthy",

@@ -57,3 +57,12 @@ def test_dockerfile_passes_hadolint() -> None:
         [str(hadolint), "--no-color", "Dockerfile"], cwd=ROOT, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_version_lives_in_one_place() -> None:
+    from dataclean_env import __version__
+
+    manifest = yaml.safe_load((ROOT / "openenv.yaml").read_text(encoding="utf-8"))
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'dynamic = ["version"]' in pyproject and "\nversion =" not in pyproject
+    assert manifest["version"] == __version__
