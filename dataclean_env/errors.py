@@ -73,3 +73,11 @@ class StoreFull(EnvError):
 class BodyTooLarge(EnvError):
     code = "BODY_TOO_LARGE"
     status = 413
+
+
+class ViewRefused(EnvError):
+    """The table viewer is not open to blind (leaderboard) episodes: it would let an agent
+    read every row without spending the steps `show_rows` costs."""
+
+    code = "VIEW_REFUSED"
+    status = 403
