@@ -20,6 +20,7 @@ const state = {
   stop: false,
   boardLoaded: false,
   lastScore: null,
+  tableRequests: 0,
 };
 
 // ── small helpers ───────────────────────────────────────────────────────
@@ -630,8 +631,9 @@ async function loadTable() {
   const episode = state.episode;
   if (!episode) return;
   const query = new URLSearchParams({ offset: String(state.offset), limit: String(state.limit) });
+  const ticket = ++state.tableRequests;
   const result = await api("GET", `/episodes/${encodeURIComponent(episode.id)}/table?${query}`);
-  if (episode !== state.episode) return; // a reset happened meanwhile
+  if (ticket !== state.tableRequests) return; // a later request (a step, a reset) supersedes it
   const error = $("table-error");
   if (!result.ok) {
     showError(error, result, "table");
