@@ -650,6 +650,8 @@ async function loadTable() {
 
 function renderTable(page) {
   const table = $("data-table");
+  table.dataset.step = String(page.step); // which version of the table is shown (for tests)
+  table.dataset.offset = String(page.offset);
   const head = el("tr", {}, el("th", { scope: "col", text: "#" }));
   for (const column of page.columns) {
     head.append(

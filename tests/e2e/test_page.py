@@ -102,8 +102,13 @@ class Tab:
         self.wait_table_at_step()
 
     def wait_table_at_step(self) -> None:
-        # The table is fetched after each step; wait until its page shows that step.
-        self.page.wait_for_load_state("networkidle")
+        # The table is fetched after each step; wait until the page shows that version.
+        step = self.text("#ep-step").split(" / ")[0]
+        expect(self.page.locator("#data-table")).to_have_attribute("data-step", step)
+
+    def turn_page(self, button: str, offset: int) -> None:
+        self.page.click(button)
+        expect(self.page.locator("#data-table")).to_have_attribute("data-offset", str(offset))
 
     def history_rows(self) -> int:
         return self.page.locator("#history tbody tr").count()
@@ -176,11 +181,11 @@ def test_play_a_generated_episode_step_by_step_then_watch_the_heuristic(tab: Tab
     assert page.locator("#components .component").count() == 5  # total, 3 components, penalty
 
     # Paging: the next page starts at row 26.
-    page.click("#page-next")
-    expect(page.locator("#page-info")).to_have_text("Page 2 of 5")
+    tab.turn_page("#page-next", 25)
+    assert tab.text("#page-info") == "Page 2 of 5"
     assert page.locator("#data-table tbody tr td.pos").first.inner_text() == "26"
-    page.click("#page-prev")
-    expect(page.locator("#page-info")).to_have_text("Page 1 of 5")
+    tab.turn_page("#page-prev", 0)
+    assert tab.text("#page-info") == "Page 1 of 5"
 
     # A refused step: the server's error inline, nothing changed.
     page.select_option("#op-select", "normalize_dates")
@@ -235,9 +240,8 @@ def test_two_tabs_play_two_episodes(browser: Any, server: LiveServer) -> None:
         assert first != second
         one.step("strip", column="full_name")
         assert one.text("#ep-step") == "1 / 30"
-        two.page.click("#page-next")  # refreshes tab two's table from the server
-        two.page.click("#page-prev")
-        two.page.wait_for_load_state("networkidle")
+        two.turn_page("#page-next", 25)  # tab two's table, fetched again from the server
+        two.turn_page("#page-prev", 0)
         assert two.text("#ep-step") == "0 / 30"
         assert two.cell(2, "full_name").inner_text() == "  sara smith"
         assert one.cell(2, "full_name").inner_text() == "sara smith"
@@ -286,7 +290,7 @@ def route_missing(server: LiveServer, path: str) -> bool:
 
 def open_board(tab: Tab) -> None:
     tab.page.click("#tab-board")
-    tab.page.wait_for_load_state("networkidle")
+    expect(tab.page.locator("#self-total")).to_contain_text("submission")  # board rendered
 
 
 def test_leaderboard_tab_without_the_leaderboard_says_so(tab: Tab, server: LiveServer) -> None:
