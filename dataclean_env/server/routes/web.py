@@ -20,7 +20,7 @@ import weakref
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
 
@@ -100,19 +100,41 @@ def is_blind(episode: Episode) -> bool:
     )
 
 
-_dirty_snapshots: weakref.WeakKeyDictionary[Episode, Snapshot] = weakref.WeakKeyDictionary()
-_agents: weakref.WeakKeyDictionary[Episode, HeuristicAgent] = weakref.WeakKeyDictionary()
-_maps_lock = threading.Lock()
+class PageState:
+    """What the page's helpers keep per live episode: its dirty table read out once, and its
+    heuristic agent. Weak maps keyed by the Episode object, so an entry lives exactly as
+    long as its episode does in the bounded store (a reset with the same id is a new
+    Episode, hence a fresh agent)."""
+
+    def __init__(self) -> None:
+        self.dirty: weakref.WeakKeyDictionary[Episode, Snapshot] = weakref.WeakKeyDictionary()
+        self.agents: weakref.WeakKeyDictionary[Episode, HeuristicAgent] = (
+            weakref.WeakKeyDictionary()
+        )
+        self.lock = threading.Lock()  # the maps are touched from the thread pool
+
+    def dirty_snapshot(self, episode: Episode) -> Snapshot:
+        with self.lock:
+            snapshot = self.dirty.get(episode)
+        if snapshot is None:
+            snapshot = Snapshot.of(episode.task.dirty)
+            with self.lock:
+                self.dirty[episode] = snapshot
+        return snapshot
+
+    def agent(self, episode: Episode) -> HeuristicAgent:
+        with self.lock:
+            return self.agents.setdefault(episode, HeuristicAgent())
 
 
-def _dirty_snapshot(episode: Episode) -> Snapshot:
-    with _maps_lock:
-        snapshot = _dirty_snapshots.get(episode)
-    if snapshot is None:
-        snapshot = Snapshot.of(episode.task.dirty)
-        with _maps_lock:
-            _dirty_snapshots[episode] = snapshot
-    return snapshot
+async def get_page_state(request: Request) -> PageState:
+    # Created on first use, on the event loop (so once), and held by the app like the store.
+    if not hasattr(request.app.state, "page"):
+        request.app.state.page = PageState()
+    return request.app.state.page
+
+
+Page = Annotated[PageState, Depends(get_page_state)]
 
 
 def _key(episode: Episode) -> str | None:
@@ -124,6 +146,7 @@ def _key(episode: Episode) -> str | None:
 async def episode_table(
     episode_id: str,
     store: Store,
+    cache: Page,
     offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
 ) -> dict[str, Any]:
@@ -140,7 +163,7 @@ async def episode_table(
         )
 
     def work() -> dict[str, Any]:
-        dirty = _dirty_snapshot(episode)
+        dirty = cache.dirty_snapshot(episode)
         with episode.lock:
             current, step, done = episode.snapshot, episode.step_count, episode.done
         page = table_page(current, dirty, _key(episode), offset, limit)
@@ -156,7 +179,7 @@ async def episode_table(
 
 
 @router.post("/episodes/{episode_id}/heuristic")
-async def heuristic_action(episode_id: str, store: Store) -> dict[str, Any]:
+async def heuristic_action(episode_id: str, store: Store, cache: Page) -> dict[str, Any]:
     """The built-in heuristic agent's next action for this episode, from its current
     observation (not applied: send it to `/step`). The agent is kept per episode, so
     asking after each step plays its whole policy; a reset starts a fresh agent."""
@@ -166,9 +189,7 @@ async def heuristic_action(episode_id: str, store: Store) -> dict[str, Any]:
         with episode.lock:
             if episode.done:
                 raise EpisodeFinished(f"episode {episode_id!r} is finished; reset to play again")
-            with _maps_lock:
-                agent = _agents.setdefault(episode, HeuristicAgent())
-            action = agent.act(episode.observation().model_dump(mode="json"))
+            action = cache.agent(episode).act(episode.observation().model_dump(mode="json"))
         return {"episode_id": episode_id, "agent": HeuristicAgent.name, "action": action}
 
     return await run_in_threadpool(work)
