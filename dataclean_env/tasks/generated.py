@@ -23,6 +23,7 @@ from dataclean_env.generation import (
     normalize_dedupe,
     orders,
 )
+from dataclean_env.generation.noise import pick_difficulty
 from dataclean_env.grading.preservation import WEIGHTS, PreservationGrader
 from dataclean_env.tasks.registry import Task, TaskSpec
 from dataclean_env.values import kind_of
@@ -97,3 +98,9 @@ class GeneratedFamily:
         return Task(
             spec, generated.dirty.copy(), grader, seed or 0, split, solution=generated.solution
         )
+
+
+def predicted_difficulty(task_id: str, split: str, seed: int) -> str:
+    """The difficulty of instance (task_id, split, seed) without generating it: every
+    generator draws its difficulty first (a test holds each family to this)."""
+    return pick_difficulty(instance_rng(task_id, split, seed))[0]

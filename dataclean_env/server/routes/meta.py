@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import RedirectResponse
 
 from dataclean_env import ENV_NAME, __version__
 from dataclean_env.checker import check_registry
@@ -17,9 +18,12 @@ router = APIRouter(tags=["service"])
 Registry = Annotated[TaskRegistry, Depends(get_registry)]
 
 
-@router.get("/")
-async def root(request: Request, registry: Registry) -> dict[str, Any]:
-    """Service metadata: name, version, status, task ids and the endpoint list."""
+@router.get("/", response_model=None)
+async def root(request: Request, registry: Registry) -> dict[str, Any] | RedirectResponse:
+    """Service metadata: name, version, status, task ids and the endpoint list. A browser
+    (asking for HTML) is sent to the web page instead."""
+    if "text/html" in request.headers.get("accept", ""):
+        return RedirectResponse("/web", status_code=307)
     paths = request.app.openapi()["paths"]
     endpoints = [f"{method.upper()} {path}" for path, ops in paths.items() for method in ops]
     endpoints += [f"GET {request.app.docs_url}", "WS /ws"]  # neither is in the OpenAPI paths

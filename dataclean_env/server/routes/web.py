@@ -1,0 +1,222 @@
+"""The browser page and the few read-only helpers it needs beside the REST API.
+
+* `GET /web`, `GET /ui`: the page (`static/index.html`); its assets at `/static/{file}`.
+* `GET /episodes/{episode_id}/table`: a page of the episode's current table with the dirty
+  value of every changed cell and per-column statistics (viewer only; refused for blind
+  episodes, see `ViewRefused`).
+* `POST /episodes/{episode_id}/heuristic`: the built-in heuristic agent's next action for
+  the episode (not applied: the page sends it as an ordinary step, so it is validated and
+  logged like any other). One agent per live episode, held in a weak map keyed by the
+  episode object, so it lives exactly as long as the episode does in the bounded store.
+* `GET /tasks/{task_id}/instances`: seeds of a generated family with their difficulty, so
+  a visitor can ask for a "hard eval instance" (difficulty is drawn per instance).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import FileResponse
+
+from dataclean_env.agents.heuristic import HeuristicAgent
+from dataclean_env.episode import Episode
+from dataclean_env.errors import EpisodeFinished, InvalidAction, ViewRefused
+from dataclean_env.server.deps import get_registry, get_store
+from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.settings import PACKAGE_DIR, PROJECT_ROOT
+from dataclean_env.snapshot import Snapshot
+from dataclean_env.table_view import MAX_PAGE, table_page
+from dataclean_env.tasks import TaskRegistry
+from dataclean_env.tasks.generated import FAMILIES, predicted_difficulty
+
+router = APIRouter(tags=["web page"])
+Store = Annotated[EpisodeStore, Depends(get_store)]
+Registry = Annotated[TaskRegistry, Depends(get_registry)]
+
+_ASSET = re.compile(r"^[A-Za-z0-9_-]+\.(css|js|png|svg|ico)$")
+# The page may talk to this server only; nothing it shows can run as script.
+_PAGE_HEADERS = {
+    "Cache-Control": "no-cache",
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+}
+MAX_SEED_SCAN = 1000
+
+
+def static_dir() -> Path:
+    """`static/` of a checkout, else the copy the wheel ships inside the package."""
+    checkout = PROJECT_ROOT / "static"
+    return checkout if (checkout / "index.html").exists() else PACKAGE_DIR / "static"
+
+
+def _page() -> FileResponse:
+    return FileResponse(static_dir() / "index.html", media_type="text/html", headers=_PAGE_HEADERS)
+
+
+@router.get("/web", summary="The web page")
+async def web() -> FileResponse:
+    """The page: pick a task, play an episode of your own, watch the heuristic, leaderboard."""
+    return _page()
+
+
+@router.get("/ui", summary="The web page (alias)")
+async def ui() -> FileResponse:
+    return _page()
+
+
+@router.get("/web/", include_in_schema=False)
+@router.get("/ui/", include_in_schema=False)
+async def page_with_slash() -> FileResponse:
+    return _page()
+
+
+@router.get("/static/{name}", include_in_schema=False)
+async def asset(name: str) -> FileResponse:
+    path = static_dir() / name
+    if not _ASSET.match(name) or not path.is_file():
+        raise HTTPException(404, f"no asset {name!r}")
+    return FileResponse(path, headers={"Cache-Control": "no-cache"})
+
+
+# ── viewer ────────────────────────────────────────────────────────────────
+
+
+def is_blind(episode: Episode) -> bool:
+    """A leaderboard (blind) episode: its reward is hidden until the end. The leaderboard
+    sets `reward_mode = "hidden"` (and `run_id`) on such episodes; both are read defensively
+    so this module works before and after that code exists."""
+    return (
+        getattr(episode, "reward_mode", None) == "hidden"
+        or getattr(episode, "run_id", None) is not None
+    )
+
+
+class PageState:
+    """What the page's helpers keep per live episode: its dirty table read out once, and its
+    heuristic agent. Weak maps keyed by the Episode object, so an entry lives exactly as
+    long as its episode does in the bounded store (a reset with the same id is a new
+    Episode, hence a fresh agent)."""
+
+    def __init__(self) -> None:
+        self.dirty: weakref.WeakKeyDictionary[Episode, Snapshot] = weakref.WeakKeyDictionary()
+        self.agents: weakref.WeakKeyDictionary[Episode, HeuristicAgent] = (
+            weakref.WeakKeyDictionary()
+        )
+        self.lock = threading.Lock()  # the maps are touched from the thread pool
+
+    def dirty_snapshot(self, episode: Episode) -> Snapshot:
+        with self.lock:
+            snapshot = self.dirty.get(episode)
+        if snapshot is None:
+            snapshot = Snapshot.of(episode.task.dirty)
+            with self.lock:
+                self.dirty[episode] = snapshot
+        return snapshot
+
+    def agent(self, episode: Episode) -> HeuristicAgent:
+        with self.lock:
+            return self.agents.setdefault(episode, HeuristicAgent())
+
+
+async def get_page_state(request: Request) -> PageState:
+    # Created on first use, on the event loop (so once), and held by the app like the store.
+    if not hasattr(request.app.state, "page"):
+        request.app.state.page = PageState()
+    return request.app.state.page
+
+
+Page = Annotated[PageState, Depends(get_page_state)]
+
+
+def _key(episode: Episode) -> str | None:
+    protected = sorted(episode.spec.protected_columns)
+    return protected[0] if len(protected) == 1 else None
+
+
+@router.get("/episodes/{episode_id}/table")
+async def episode_table(
+    episode_id: str,
+    store: Store,
+    cache: Page,
+    offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+) -> dict[str, Any]:
+    """Rows `[offset, offset + limit)` of the episode's current table (missing cells are
+    null), each with `changed` (column -> the cell's value in the dirty table, for cells a
+    step changed), and per column its dtype, missing and distinct counts. Never gold.
+
+    A viewer for people and training loops; refused (403 VIEW_REFUSED) for blind
+    leaderboard episodes, whose agents must page with `show_rows`, which costs a step."""
+    episode = store.get(episode_id)
+    if is_blind(episode):
+        raise ViewRefused(
+            "the table viewer is closed for blind (leaderboard) episodes; use show_rows"
+        )
+
+    def work() -> dict[str, Any]:
+        dirty = cache.dirty_snapshot(episode)
+        with episode.lock:
+            current, step, done = episode.snapshot, episode.step_count, episode.done
+        page = table_page(current, dirty, _key(episode), offset, limit)
+        return {
+            "episode_id": episode_id,
+            "task_id": episode.spec.task_id,
+            "step": step,
+            "done": done,
+            **page,
+        }
+
+    return await run_in_threadpool(work)
+
+
+@router.post("/episodes/{episode_id}/heuristic")
+async def heuristic_action(episode_id: str, store: Store, cache: Page) -> dict[str, Any]:
+    """The built-in heuristic agent's next action for this episode, from its current
+    observation (not applied: send it to `/step`). The agent is kept per episode, so
+    asking after each step plays its whole policy; a reset starts a fresh agent."""
+    episode = store.get(episode_id)
+
+    def work() -> dict[str, Any]:
+        with episode.lock:
+            if episode.done:
+                raise EpisodeFinished(f"episode {episode_id!r} is finished; reset to play again")
+            action = cache.agent(episode).act(episode.observation().model_dump(mode="json"))
+        return {"episode_id": episode_id, "agent": HeuristicAgent.name, "action": action}
+
+    return await run_in_threadpool(work)
+
+
+# ── generated instances ───────────────────────────────────────────────────
+
+
+@router.get("/tasks/{task_id}/instances")
+async def instances(
+    task_id: str,
+    registry: Registry,
+    split: Literal["train", "eval", "test"] = "train",
+    difficulty: Literal["easy", "medium", "hard"] | None = None,
+    start: Annotated[int, Query(ge=0, lt=2**62)] = 0,
+    limit: Annotated[int, Query(ge=1, le=50)] = 10,
+) -> dict[str, Any]:
+    """Seeds from `start` on of a generated family with their difficulty (only those of
+    `difficulty` when given; at most 1000 seeds are looked at)."""
+    registry.spec(task_id)  # 404 for an unknown task
+    if task_id not in FAMILIES:
+        raise InvalidAction(f"{task_id!r} is not a generated family; it has one instance")
+    found = []
+    for seed in range(start, start + MAX_SEED_SCAN):
+        level = predicted_difficulty(task_id, split, seed)
+        if difficulty in (None, level):
+            found.append({"seed": seed, "difficulty": level})
+            if len(found) == limit:
+                break
+    return {"task_id": task_id, "split": split, "instances": found}
