@@ -133,6 +133,11 @@ class TaskInfo(BaseModel):
     max_steps: int
     operations: list[str]
     scoring: dict[str, float]
+    version: str | None = Field(
+        default=None,
+        description="Generator version of a generated family (e.g. crm-v2); the plain task id "
+        "always serves the current one. None for fixed and custom tasks.",
+    )
 
 
 class FamilyInfo(BaseModel):
