@@ -83,6 +83,8 @@ def describe(exc: ValidationError, subject: str = "body") -> str:
         f"{'.'.join(str(p) for p in error['loc']) or subject}: {error['msg']}"
         for error in exc.errors(include_url=False)
     )
+
+
 class ViewRefused(EnvError):
     """The table viewer is not open to blind (leaderboard) episodes: it would let an agent
     read every row without spending the steps `show_rows` costs."""

@@ -16,7 +16,14 @@ from pydantic_core import PydanticCustomError
 
 from dataclean_env.errors import describe
 from dataclean_env.operations import alias_names, get_operation, operation_names
-from dataclean_env.schemas import Action, DatasetInfo, HistoryEntry, Observation, Reward
+from dataclean_env.schemas import (
+    COLUMN_PROFILES_HELP,
+    Action,
+    DatasetInfo,
+    HistoryEntry,
+    Observation,
+    Reward,
+)
 
 
 def _operation_variants(schema: dict[str, Any]) -> None:
@@ -87,6 +94,9 @@ class CleaningObservation(OpenEnvObservation):
     available_operations: list[str] = Field(default_factory=list)
     task_description: str = ""
     message: str = ""
+    column_profiles: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description=COLUMN_PROFILES_HELP
+    )
     score: float = Field(default=0.0, description="Absolute episode score (the reward total).")
     score_components: Reward | None = Field(
         default=None, description="The reward object: components, penalty and total."

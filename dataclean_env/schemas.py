@@ -37,6 +37,15 @@ class Action(BaseModel):
         return out
 
 
+COLUMN_PROFILES_HELP = (
+    "Per column, computed from the current table (never gold): `non_null` count, `distinct` "
+    "count, `top_values` as [value, count] pairs (at most 5, most frequent first), for text "
+    "columns `shapes` as [shape, count] pairs (digits shown as 9, capitals as A, small "
+    "letters as a: `3/14/2024` -> `9/99/9999`; at most 5), and `min`/`max` for numeric and "
+    "date columns."
+)
+
+
 class DatasetInfo(BaseModel):
     total_rows: int = Field(description="Rows in the current table.")
     total_columns: int = Field(description="Columns in the current table.")
@@ -70,6 +79,9 @@ class Observation(BaseModel):
     task_description: str = Field(description="What the task asks: the rule card.")
     message: str = Field(
         default="", description="What the last step did, or why the action was refused."
+    )
+    column_profiles: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description=COLUMN_PROFILES_HELP
     )
 
 
@@ -132,6 +144,11 @@ class TaskInfo(BaseModel):
     max_steps: int
     operations: list[str]
     scoring: dict[str, float]
+    version: str | None = Field(
+        default=None,
+        description="Generator version of a generated family (e.g. crm-v2); the plain task id "
+        "always serves the current one. None for fixed and custom tasks.",
+    )
 
 
 class FamilyInfo(BaseModel):

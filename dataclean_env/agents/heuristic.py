@@ -67,7 +67,9 @@ class HeuristicAgent:
             found = _KEY.search(description)
             self.key = (found.group(1) or found.group(2)) if found else None
             self.card = read_card(description, columns, ops, self.key)
-            if any(step["operation"] == "fix_dtype" for step in self.card.steps):
+            if any(step["operation"] == "fix_dtype" for step in self.card.steps) or re.search(
+                r"ISO text|stays text", description
+            ):
                 self.done_stages.add("dtype")  # the card says which types it wants
         if self.card.steps:
             return self.card.steps.pop(0)

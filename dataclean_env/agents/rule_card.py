@@ -68,10 +68,14 @@ def read_card(
     add("text", "strip")
     for _, column in cued(r"Title Case"):
         add("text", "title", column=column)
+    for _, column in cued(r"UPPER CASE"):
+        add("text", "upper", column=column)
     for _, column in cued(r"lower case"):
         add("text", "lower", column=column)
-    for _, column in cued(re.escape("(XXX) XXX-XXXX")):
+    for match, column in cued(_PHONE_PATTERN):
         add("text", "phone_us", column=column)
+        if match.group(0) != "(XXX) XXX-XXXX":  # phone_us writes that; rewrite it
+            add("text", "regex_replace", **_phone_rewrite(column, match.group(0)))
     aliases: dict[str, dict[str, str]] = {}
     for match, column in cued(r"'([^']+)' means '([^']+)'"):
         aliases.setdefault(column, {})[match.group(1)] = match.group(2)
@@ -86,16 +90,35 @@ def read_card(
         else:
             value = meaning.strip("'")
             add("values", "fill_missing", column=column, strategy="constant", value=value)
-    for match, column in cued(r"slashed dates[^;]*?\((US|EU)\)"):
-        add("dates", "normalize_dates", column=column, convention=match.group(1).lower())
+    for match, column in cued(r"(slashed|dotted|dashed) dates[^;]*?\((US|EU)\)"):
+        separator = {"slashed": "/", "dotted": ".", "dashed": "-"}[match.group(1)]
+        if separator != "/":  # normalize_dates reads dd/dd/yyyy: put slashes in first
+            sep = re.escape(separator)
+            add(
+                "dates",
+                "regex_replace",
+                column=column,
+                pattern=rf"^(\d\d){sep}(\d\d){sep}(\d{{4}})$",
+                replacement=r"\1/\2/\3",
+            )
+        add("dates", "normalize_dates", column=column, convention=match.group(2).lower())
     for _, column in cued(r"\(21xx for 20xx\)"):
         add("dates", "regex_replace", column=column, pattern=r"^21(\d\d)", replacement=r"20\1")
-    eu = "EU style" in description
+    separators = re.search(r"thousands '(.?)', decimals '(.)'", description)
+    thousands, decimal = separators.groups() if separators else ("", ".")
+    eu = "EU style" in description or decimal == ","
+    other = not eu and thousands not in ("", ",")  # e.g. 1'234.50: drop the separators
+    for match, column in cued(r"a bool \(written '([^']*)'/'([^']*)'\)"):
+        yes, no = match.group(1), match.group(2)
+        if not (readable_bool(yes) and readable_bool(no)):  # fix_dtype cannot read them
+            add("values", "map", column=column, mapping={yes: "true", no: "false"})
     for match, column in cued(r"\b(?:an?|to) (int|float|bool|datetime)\b"):
         kind = match.group(1)
         if eu and kind in ("int", "float"):
             for step in eu_number_steps(column):
                 add("numbers", step["operation"], **step["parameters"])
+        if other and kind in ("int", "float"):
+            add("numbers", "regex_replace", column=column, pattern=r"[^0-9.-]", replacement="")
         add("types", "fix_dtype", column=column, dtype=kind)
     for match, column in cued(r"within (-?\d+)\.\.(-?\d+)"):
         add(
@@ -122,6 +145,26 @@ def read_card(
         plan.drop_matching = (found.group(1), found.group(2))
     plan.steps = [step for name in STAGES for step in stages[name]]
     return plan
+
+
+# A phone pattern as cards write it: X for a digit, with the separators gold uses.
+_PHONE_PATTERN = r"\(XXX\) XXX-XXXX|XXX([-. ])XXX\1XXXX|XXXXXXXXXX"
+
+
+def _phone_rewrite(column: str, pattern: str) -> dict[str, Any]:
+    """regex_replace parameters turning phone_us's (XXX) XXX-XXXX into `pattern`."""
+    parts = re.fullmatch(r"(X{3})(.?)(X{3})(.?)(X{4})", pattern.replace("(XXX) ", "XXX "))
+    separators = (parts.group(2), parts.group(4)) if parts else ("", "")
+    replacement = rf"\1{separators[0]}\2{separators[1]}\3"
+    return {
+        "column": column,
+        "pattern": r"^\((\d{3})\) (\d{3})-(\d{4})$",
+        "replacement": replacement,
+    }
+
+
+def readable_bool(word: str) -> bool:
+    return word.strip().lower() in ("true", "yes", "y", "t", "1", "false", "no", "n", "f", "0")
 
 
 # The order the card's steps run in: rows first (so later steps touch fewer), text before

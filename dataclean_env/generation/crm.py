@@ -1,9 +1,11 @@
 """crm: a customer CRM export (DataClean-RL domain); a whole program may be sent in one step.
 
-Dirt: names with casing and whitespace noise, upper-cased emails, phones in five formats,
-two one-off country aliases, null-like segment tokens, dates in this instance's day/month
-order, lifetime values as US or EU currency text (zeros are real: keep them), near-duplicate
-contacts, and test contacts (emails at test.invalid) that must be dropped by id.
+Dirt, chosen per instance: names with casing and whitespace noise (from medium up, surnames
+with particles that arrive right and must survive), upper-cased emails, phones in five
+formats (gold in the instance's own pattern), one to three variant country spellings,
+per-instance placeholder tokens in segment, dates in the instance's day/month order (gold
+ISO text or a datetime), lifetime values in the instance's number style (zeros are real),
+near-duplicate contacts, and test contacts (at the instance's test domain) to drop by id.
 """
 
 from __future__ import annotations
@@ -14,40 +16,34 @@ import random
 import pandas as pd
 
 from dataclean_env.generation import Generated
-from dataclean_env.generation.noise import (
-    NULL_TOKENS,
-    aliases_for,
-    date_order,
-    described_mapping,
-    full_name,
-    money,
-    noisy_name,
-    noisy_phone,
-    phone_digits,
-    pick_difficulty,
-    shuffled_with,
-    us_phone,
-    written_date,
+from dataclean_env.generation.card import Card
+from dataclean_env.generation.noise import phone_digits, pick_difficulty, shuffled_with
+from dataclean_env.generation.treatments import (
+    Aliases,
+    Dates,
+    Names,
+    Numbers,
+    Phones,
+    Tokens,
+    act,
+    number_style,
+    present,
+    state_cast,
+    state_style,
 )
-from dataclean_env.operations.formats import eu_number_steps
 
-COUNTRIES = {
-    "United States": ("USA", "U.S.", "US of A"),
-    "Germany": ("Deutschland", "DE", "Germny"),
-    "France": ("FR", "Frankreich", "Fance"),
-    "Brazil": ("Brasil", "BR"),
-    "Japan": ("JP", "Nippon"),
-    "Nigeria": ("NG", "Nigera"),
-}
+COUNTRIES = ("United States", "Germany", "France", "Brazil", "Japan", "Nigeria", "Canada", "India")
 SEGMENTS = ("enterprise", "smb", "consumer")
-TEST_DOMAIN = "test.invalid"
+TEST_DOMAINS = ("test.invalid", "example.test", "qa.invalid", "sandbox.test")
 OPERATIONS = (
     "strip",
     "title",
+    "upper",
     "lower",
     "phone_us",
     "map",
     "replace_missing",
+    "fill_missing",
     "normalize_dates",
     "regex_replace",
     "fix_dtype",
@@ -59,99 +55,111 @@ OPERATIONS = (
     "finish",
 )
 
+# Bumped whenever what a seed produces changes (tests/unit/test_generator_versions.py).
+VERSION = 2
+
 
 def generate(rng: random.Random) -> Generated:
     difficulty, rows, rate = pick_difficulty(rng)
-    convention = rng.choice(["us", "eu"])
-    style = rng.choice(["us", "eu"])
-    aliases = aliases_for(rng, COUNTRIES)
-    alias_of = {value: alias for alias, value in aliases.items()}
+    card = Card(rng, difficulty)
+    names, phones = Names(rng, difficulty), Phones(rng, difficulty)
+    countries = Aliases(rng, card, list(COUNTRIES))
+    tokens = Tokens(rng, None)
+    dates = Dates(rng, card, ("text", "datetime"))
+    style = number_style(rng)
+    values = Numbers(rng, difficulty, style, "float")
+    upper_emails, has_copies = present(rng, difficulty), present(rng, difficulty)
+    domain = rng.choice(TEST_DOMAINS)
     ids = sorted(rng.sample(range(100_000, 999_999), rows))
     clean_rows = []
     for contact_id in ids:
-        day = dt.date(2019, 1, 1) + dt.timedelta(days=rng.randrange(2000))
         clean_rows.append(
             {
                 "contact_id": contact_id,
-                "full_name": full_name(rng),
+                "full_name": names.draw(),
                 "email": f"c{contact_id}@example.com",
                 "phone": phone_digits(rng),
-                "country": rng.choice(sorted(COUNTRIES)),
+                "country": rng.choice(COUNTRIES),
                 "segment": rng.choice(SEGMENTS) if rng.random() > rate / 2 else None,
-                "created_at": day,
+                "created_at": dt.date(2019, 1, 1) + dt.timedelta(days=rng.randrange(2000)),
                 "lifetime_value": 0.0 if rng.random() < 0.1 else round(rng.uniform(5, 25_000), 2),
             }
         )
     tests = rng.sample(clean_rows, max(1, rows // 20))
     test_ids = {row["contact_id"] for row in tests}
     for row in tests:
-        row["email"] = f"c{row['contact_id']}@{TEST_DOMAIN}"
+        row["email"] = f"c{row['contact_id']}@{domain}"
 
     def dirty_row(row: dict) -> dict:
-        country = row["country"]
-        if country in alias_of and rng.random() < 0.6:
-            country = alias_of[country]
         return {
             "contact_id": row["contact_id"],
-            "full_name": noisy_name(rng, row["full_name"]),
-            "email": row["email"].upper() if rng.random() < rate else row["email"],
-            "phone": noisy_phone(rng, row["phone"]),
-            "country": country,
-            "segment": row["segment"] or rng.choice(NULL_TOKENS),
-            "created_at": written_date(rng, row["created_at"], convention),
-            "lifetime_value": money(row["lifetime_value"], style),
+            "full_name": names.render(row["full_name"]),
+            "email": row["email"].upper() if upper_emails and rng.random() < rate else row["email"],
+            "phone": phones.render(row["phone"]),
+            "country": countries.render(row["country"]),
+            "segment": row["segment"] or tokens.render(),
+            "created_at": dates.render(row["created_at"]),
+            "lifetime_value": values.render(row["lifetime_value"]),
         }
 
-    copies = [dirty_row(row) for row in rng.sample(clean_rows, max(1, round(rows * rate / 3)))]
-    dirty_rows = shuffled_with(rng, [dirty_row(row) for row in clean_rows], copies)
-    dirty = pd.DataFrame(dirty_rows).astype({c: "str" for c in dirty_rows[0] if c != "contact_id"})
+    firsts = [dirty_row(row) for row in clean_rows]
+    copies = (
+        [dirty_row(row) for row in rng.sample(clean_rows, max(1, round(rows * rate / 3)))]
+        if has_copies
+        else []
+    )
+    dirty_rows = shuffled_with(rng, firsts, copies)
+    typed = {"contact_id", "lifetime_value"} if not values.as_text else {"contact_id"}
+    dirty = pd.DataFrame(dirty_rows).astype({c: "str" for c in dirty_rows[0] if c not in typed})
     kept = [row for row in clean_rows if row["contact_id"] not in test_ids]
     clean = pd.DataFrame(
         {
             "contact_id": [r["contact_id"] for r in kept],
-            "full_name": [r["full_name"] for r in kept],
+            "full_name": [names.gold(r["full_name"]) for r in kept],
             "email": [r["email"] for r in kept],
-            "phone": [us_phone(r["phone"]) for r in kept],
+            "phone": [phones.gold(r["phone"]) for r in kept],
             "country": [r["country"] for r in kept],
             "segment": pd.Series([r["segment"] for r in kept], dtype="str"),
-            "created_at": [r["created_at"].isoformat() for r in kept],
+            "created_at": [dates.gold(r["created_at"]) for r in kept],
             "lifetime_value": [r["lifetime_value"] for r in kept],
         }
     )
-    currency = "US style ($1,234.50)" if style == "us" else "EU style (1.234,50 €)"
-    description = (
-        f"CRM contacts export ({len(dirty)} rows, {difficulty}). Rules for this export: "
-        "full_name trimmed and in Title Case; email trimmed and lower case; phone written "
-        "(XXX) XXX-XXXX; country spelled out in full — in this export "
-        f"{described_mapping(aliases)}; segment tokens {list(NULL_TOKENS)} mean missing (leave "
-        f"it empty); created_at as ISO text — slashed dates are {date_order(convention)}; "
-        f"lifetime_value is written {currency} and must become a float (0 is a real value). "
-        "Some contacts appear twice with small differences: keep one row per contact_id. "
-        f"Contacts whose email is at {TEST_DOMAIN} are test records: drop them (drop_rows). "
+    if dates.target == "datetime":
+        clean["created_at"] = pd.to_datetime(clean["created_at"])
+
+    names.state(card, "full_name")
+    if upper_emails:
+        card.state("lower", col="email")
+    phones.state(card, "phone")
+    countries.state(card, "country")
+    tokens.state(card, "segment")
+    dates.state(card, "created_at")
+    if values.as_text:
+        state_style(card, style)
+    state_cast(card, "lifetime_value", "float")
+    card.state("zero_real", col="lifetime_value")
+    if has_copies:
+        card.state("dedupe_key", key="contact_id")
+    card.state("test_records", col="email", domain=domain)
+    description = card.text(
+        f"CRM contacts export ({len(dirty)} rows, {difficulty}).",
         "contact_id is the protected key and the row id. You may send a whole program of "
-        "operations in one step."
+        "operations in one step.",
     )
     steps = [
-        {"operation": "strip", "parameters": {}},
-        {"operation": "title", "parameters": {"column": "full_name"}},
-        {"operation": "lower", "parameters": {"column": "email"}},
-        {"operation": "phone_us", "parameters": {"column": "phone"}},
-        {"operation": "map", "parameters": {"column": "country", "mapping": aliases}},
-        {
-            "operation": "replace_missing",
-            "parameters": {"columns": ["segment"], "tokens": list(NULL_TOKENS)},
-        },
-        {
-            "operation": "normalize_dates",
-            "parameters": {"column": "created_at", "convention": convention},
-        },
-        *(eu_number_steps("lifetime_value") if style == "eu" else []),
-        {"operation": "fix_dtype", "parameters": {"column": "lifetime_value", "dtype": "float"}},
-        {"operation": "dedupe", "parameters": {"keys": ["contact_id"]}},
+        act("strip"),
+        *names.steps("full_name"),
+        *([act("lower", column="email")] if upper_emails else []),
+        *phones.steps("phone"),
+        *countries.steps("country"),
+        *tokens.steps("segment"),
+        *dates.steps("created_at"),
+        *values.steps("lifetime_value"),
+        *([act("dedupe", keys=["contact_id"])] if has_copies else []),
     ]
     plan = (
-        {"operation": "program", "parameters": {"operations": steps}},
-        {"operation": "drop_rows", "parameters": {"row_ids": sorted(test_ids)}},
+        act("program", operations=steps),
+        act("drop_rows", row_ids=sorted(test_ids)),
     )
     return Generated(
         dirty, clean, "contact_id", description, 30, OPERATIONS, plan, difficulty=difficulty

@@ -1,7 +1,9 @@
-"""fix_types: every column but the key arrives as text; cast each to its type.
+"""fix_types: columns that arrived as text; cast each to its type.
 
-The rule card names each column's type and, when it differs per instance, how booleans are
-written (yes/no, true/false, Y/N) — so no fixed sequence of casts solves every instance.
+Per instance: which columns arrived as text at all, the number style (US, EU or plain), the
+words booleans are written with (some need mapping before a cast), the date formats and
+day/month order, and a postcode column whose leading zeros make it look numeric although it
+must stay text. The card names each column's type; a blanket cast gets the postcodes wrong.
 """
 
 from __future__ import annotations
@@ -12,13 +14,45 @@ import random
 import pandas as pd
 
 from dataclean_env.generation import Generated
-from dataclean_env.generation.noise import BOOL_WORDS, pick_difficulty
+from dataclean_env.generation.card import Card
+from dataclean_env.generation.noise import pick_difficulty
 from dataclean_env.generation.pools import FIRST_NAMES, LAST_NAMES, PRODUCTS
+from dataclean_env.generation.treatments import (
+    Dates,
+    Flags,
+    act,
+    count,
+    money,
+    number_steps,
+    number_style,
+    present,
+    state_cast,
+    state_style,
+)
+
+OPERATIONS = (
+    "fix_dtype",
+    "map",
+    "regex_replace",
+    "normalize_dates",
+    "validate_schema",
+    "program",
+    "finish",
+)
+
+# Bumped whenever what a seed produces changes (tests/unit/test_generator_versions.py).
+VERSION = 2
 
 
 def generate(rng: random.Random) -> Generated:
     difficulty, rows, _ = pick_difficulty(rng)
+    card = Card(rng, difficulty)
+    style = number_style(rng)
+    flags = Flags(rng, difficulty)
+    dates = Dates(rng, card, ("datetime",))
+    as_text = {c: present(rng, difficulty) for c in ("quantity", "unit_price", "paid")}
     start = dt.date(2023, 1, 1)
+    days = [start + dt.timedelta(days=rng.randrange(700)) for _ in range(rows)]
     clean = pd.DataFrame(
         {
             "order_id": sorted(rng.sample(range(10_000, 99_999), rows)),
@@ -26,34 +60,50 @@ def generate(rng: random.Random) -> Generated:
                 f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}" for _ in range(rows)
             ],
             "product": [rng.choice(PRODUCTS) for _ in range(rows)],
-            "quantity": [rng.choice([0, 1, 1, 2, 3, 5, 12]) for _ in range(rows)],
-            "unit_price": [round(rng.uniform(-5, 400), 2) for _ in range(rows)],  # refunds < 0
+            "postcode": [f"{rng.randint(0, 99_999):05d}" for _ in range(rows)],
+            "quantity": [rng.choice([0, 1, 1, 2, 3, 5, 12, 1500, 2400]) for _ in range(rows)],
+            "unit_price": [round(rng.uniform(-5, 4000), 2) for _ in range(rows)],  # refunds < 0
             "paid": [rng.random() < 0.7 for _ in range(rows)],
-            "ordered_on": pd.to_datetime(
-                [start + dt.timedelta(days=rng.randrange(700)) for _ in range(rows)]
-            ),
+            "ordered_on": pd.to_datetime(days),
         }
     )
-    yes, no = rng.choice(BOOL_WORDS)
     dirty = clean.copy()
-    dirty["quantity"] = [str(v) for v in clean["quantity"]]
-    dirty["unit_price"] = [f"{v:.2f}" for v in clean["unit_price"]]
-    dirty["paid"] = [yes if v else no for v in clean["paid"]]
-    dirty["ordered_on"] = [d.date().isoformat() for d in clean["ordered_on"]]
-    for column in ("customer", "product", "quantity", "unit_price", "paid", "ordered_on"):
+    if as_text["quantity"]:
+        dirty["quantity"] = [count(v, style) for v in clean["quantity"]]
+    if as_text["unit_price"]:
+        dirty["unit_price"] = [money(v, style) for v in clean["unit_price"]]
+    if as_text["paid"]:
+        dirty["paid"] = [flags.render(v) for v in clean["paid"]]
+    dirty["ordered_on"] = [dates.render(d) for d in days]
+    for column in ("customer", "product", "postcode", "ordered_on"):
+        clean[column] = clean[column].astype("str") if column != "ordered_on" else clean[column]
         dirty[column] = dirty[column].astype("str")
-    description = (
-        f"Sales transactions ({rows} rows, {difficulty}) where every column except order_id arrived as text. "
-        f"Cast quantity to int, unit_price to float (negative prices are refunds: keep them), "
-        f"paid to bool (written '{yes}'/'{no}'), ordered_on to datetime (ISO dates); "
-        "customer and product stay text. order_id is the protected key."
+    for column in ("quantity", "unit_price", "paid"):
+        if as_text[column]:
+            dirty[column] = dirty[column].astype("str")
+
+    if as_text["quantity"] or as_text["unit_price"]:
+        state_style(card, style)
+    state_cast(card, "quantity", "int")
+    state_cast(card, "unit_price", "float")
+    if as_text["paid"]:
+        flags.state(card, "paid")
+    else:
+        state_cast(card, "paid", "bool")
+    dates.state(card, "ordered_on")
+    card.state("keep_text", col="postcode")
+    description = card.text(
+        f"Sales transactions ({rows} rows, {difficulty}) where columns arrived as text.",
+        "Negative prices are refunds: keep them. customer and product stay text. order_id "
+        "is the protected key.",
     )
-    casts = {"quantity": "int", "unit_price": "float", "paid": "bool", "ordered_on": "datetime"}
-    plan = tuple(
-        {"operation": "fix_dtype", "parameters": {"column": c, "dtype": d}}
-        for c, d in casts.items()
+    plan = (
+        *(number_steps("quantity", style, "int") if as_text["quantity"] else []),
+        *(number_steps("unit_price", style, "float") if as_text["unit_price"] else []),
+        *(flags.steps("paid") if as_text["paid"] else []),
+        *dates.steps("ordered_on"),
     )
-    operations = ("fix_dtype", "validate_schema", "finish")
+    plan = (act("program", operations=list(plan)),)
     return Generated(
-        dirty, clean, "order_id", description, 12, operations, plan, difficulty=difficulty
+        dirty, clean, "order_id", description, 12, OPERATIONS, plan, difficulty=difficulty
     )

@@ -1,10 +1,11 @@
 """full_pipeline: employee records needing the whole pipeline, one operation per step.
 
-Dirt: exact duplicate rows, names with casing and whitespace noise, null-like department
-tokens (the card says which department they mean), ages as text with impossible values
-outside the card's range, hire dates slashed in this instance's day/month order and some in
-the future (a 21xx century typo), revenue as currency text with a few negative values that
-break the non-negative constraint, and active flags as words. Zero revenue is real.
+Dirt, chosen per instance: exact duplicate rows, names with casing and whitespace noise
+(gold Title Case or UPPER CASE; particle surnames must survive), placeholder department
+tokens meaning the instance's fallback department, ages outside the card's range, hire
+dates in the instance's day/month order with some 21xx century typos (gold ISO text or a
+datetime), revenue in the instance's number style with a few impossible negatives, and
+active flags in the instance's word pair. Zero revenue is real.
 """
 
 from __future__ import annotations
@@ -15,16 +16,18 @@ import random
 import pandas as pd
 
 from dataclean_env.generation import Generated
-from dataclean_env.generation.noise import (
-    BOOL_WORDS,
-    NULL_TOKENS,
-    date_order,
-    full_name,
-    money,
-    noisy_name,
-    pick_difficulty,
-    shuffled_with,
-    written_date,
+from dataclean_env.generation.card import Card
+from dataclean_env.generation.noise import pick_difficulty, shuffled_with
+from dataclean_env.generation.treatments import (
+    Dates,
+    Flags,
+    Names,
+    Numbers,
+    Tokens,
+    act,
+    number_style,
+    present,
+    state_style,
 )
 
 DEPARTMENTS = ("Sales", "Finance", "Engineering", "Support", "Marketing")
@@ -33,6 +36,8 @@ OPERATIONS = (
     "remove_duplicates",
     "strip",
     "title",
+    "upper",
+    "map",
     "replace_missing",
     "fill_missing",
     "fix_dtype",
@@ -43,17 +48,28 @@ OPERATIONS = (
     "finish",
 )
 
+# Bumped whenever what a seed produces changes (tests/unit/test_generator_versions.py).
+VERSION = 2
+
 
 def generate(rng: random.Random) -> Generated:
     difficulty, rows, rate = pick_difficulty(rng)
-    convention = rng.choice(["us", "eu"])
-    youngest, oldest = rng.choice([(18, 67), (18, 70), (16, 75)])
+    card = Card(rng, difficulty)
+    youngest, oldest = rng.choice([(18, 67), (18, 70), (16, 75), (21, 65)])
     fallback = rng.choice(FALLBACKS)
-    yes, no = rng.choice(BOOL_WORDS)
+    names, flags, tokens = Names(rng, difficulty), Flags(rng, difficulty), Tokens(rng, fallback)
+    dates = Dates(rng, card, ("text", "datetime"))
+    style = number_style(rng)
+    ages, revenues = (
+        Numbers(rng, difficulty, "plain", "int"),
+        Numbers(rng, difficulty, style, "float"),
+    )
+    has_copies, has_ages = present(rng, difficulty), present(rng, difficulty)
+    has_future, has_negative = present(rng, difficulty), present(rng, difficulty)
     clean_rows = [
         {
             "employee_id": employee_id,
-            "name": full_name(rng),
+            "name": names.draw(),
             "department": fallback if rng.random() < rate / 2 else rng.choice(DEPARTMENTS),
             "age": rng.randint(youngest, oldest),
             "hire_date": dt.date(2010, 1, 1) + dt.timedelta(days=rng.randrange(5400)),
@@ -63,10 +79,13 @@ def generate(rng: random.Random) -> Generated:
         for employee_id in sorted(rng.sample(range(10_000, 99_999), rows))
     ]
     broken = max(1, round(rows * rate / 4))
-    too_old = {r["employee_id"] for r in rng.sample(clean_rows, broken)}
-    too_young = {r["employee_id"] for r in rng.sample(clean_rows, broken)} - too_old
-    future = {r["employee_id"] for r in rng.sample(clean_rows, broken)}
-    negative = {r["employee_id"] for r in rng.sample(clean_rows, broken)}
+
+    def some(flag: bool) -> set[int]:
+        return {r["employee_id"] for r in rng.sample(clean_rows, broken)} if flag else set()
+
+    too_old = some(has_ages)
+    too_young = some(has_ages) - too_old
+    future, negative = some(has_future), some(has_negative)
     for row in clean_rows:  # gold holds what the constraints make of the broken values
         if row["employee_id"] in too_old:
             row["age"] = oldest
@@ -89,64 +108,72 @@ def generate(rng: random.Random) -> Generated:
         )
         return {
             "employee_id": row["employee_id"],
-            "name": noisy_name(rng, row["name"]),
-            "department": rng.choice(NULL_TOKENS)
-            if row["department"] == fallback
-            else row["department"],
-            "age": str(age),
-            "hire_date": written_date(rng, hired, convention),
-            "revenue": money(revenue, "us"),
-            "active": yes if row["active"] else no,
+            "name": names.render(row["name"]),
+            "department": tokens.render() if row["department"] == fallback else row["department"],
+            "age": ages.render(age),
+            "hire_date": dates.render(hired),
+            "revenue": revenues.render(revenue),
+            "active": flags.render(row["active"]),
         }
 
     dirty_rows = [dirty_row(row) for row in clean_rows]
-    copies = [dict(row) for row in rng.sample(dirty_rows, max(1, round(rows * rate / 4)))]
+    copies = (
+        [dict(row) for row in rng.sample(dirty_rows, max(1, round(rows * rate / 4)))]
+        if has_copies
+        else []
+    )
     dirty = pd.DataFrame(shuffled_with(rng, dirty_rows, copies))
-    dirty = dirty.astype({c: "str" for c in dirty.columns if c != "employee_id"})
+    typed = {"employee_id"} | {
+        c for c, n in (("age", ages), ("revenue", revenues)) if not n.as_text
+    }
+    dirty = dirty.astype({c: "str" for c in dirty.columns if c not in typed})
     clean = pd.DataFrame(clean_rows).astype({"name": "str", "department": "str"})
-    clean["hire_date"] = pd.to_datetime(clean["hire_date"])
-    description = (
-        f"Employee records ({len(dirty)} rows, {difficulty}) that need the whole pipeline. "
-        "Rules for this table: drop exact duplicate rows; name trimmed and in Title Case; "
-        f"department tokens {list(NULL_TOKENS)} mean '{fallback}'; age an int within "
-        f"{youngest}..{oldest} — values outside are entry errors: clamp them into the range; "
-        f"hire_date a datetime — slashed dates are {date_order(convention)}, and dates in the "
-        "future are century typos (21xx for 20xx); revenue a float that cannot be negative: "
-        f"clamp negatives to 0 (0 is real); active a bool (written '{yes}'/'{no}'). "
-        "employee_id is the protected key. One operation per step."
+    clean["name"] = [names.gold(n) for n in clean["name"]]
+    clean["hire_date"] = [dates.gold(d) for d in clean["hire_date"]]
+    if dates.target == "datetime":
+        clean["hire_date"] = pd.to_datetime(clean["hire_date"])
+    else:
+        clean = clean.astype({"hire_date": "str"})
+
+    if has_copies:
+        card.state("exact_duplicates")
+    names.state(card, "name")
+    tokens.state(card, "department")
+    if has_ages:
+        card.state("within", col="age", low=str(youngest), high=str(oldest))
+    else:
+        card.state("cast", col="age", kind="int", a_kind="an int", kind_varied="whole numbers")
+    dates.state(card, "hire_date")
+    if has_future:
+        card.state("century", col="hire_date")
+    if revenues.as_text:
+        state_style(card, style)
+    if has_negative:
+        card.state("floor0", col="revenue")
+    else:
+        card.state("cast", col="revenue", kind="float", a_kind="a float", kind_varied="decimals")
+    flags.state(card, "active")
+    description = card.text(
+        f"Employee records ({len(dirty)} rows, {difficulty}) that need the whole pipeline.",
+        "employee_id is the protected key. One operation per step.",
     )
     plan = (
-        {"operation": "remove_duplicates", "parameters": {}},
-        {"operation": "strip", "parameters": {}},
-        {"operation": "title", "parameters": {"column": "name"}},
-        {
-            "operation": "replace_missing",
-            "parameters": {"columns": ["department"], "tokens": list(NULL_TOKENS)},
-        },
-        {
-            "operation": "fill_missing",
-            "parameters": {"column": "department", "strategy": "constant", "value": fallback},
-        },
-        {"operation": "fix_dtype", "parameters": {"column": "age", "dtype": "int"}},
-        {
-            "operation": "clamp_outliers",
-            "parameters": {"column": "age", "low": youngest, "high": oldest},
-        },
-        {
-            "operation": "normalize_dates",
-            "parameters": {"column": "hire_date", "convention": convention},
-        },
-        {
-            "operation": "regex_replace",
-            "parameters": {"column": "hire_date", "pattern": r"^21(\d\d)", "replacement": r"20\1"},
-        },
-        {"operation": "fix_dtype", "parameters": {"column": "hire_date", "dtype": "datetime"}},
-        {"operation": "fix_dtype", "parameters": {"column": "revenue", "dtype": "float"}},
-        {
-            "operation": "clamp_outliers",
-            "parameters": {"column": "revenue", "low": 0, "high": 1e12},
-        },
-        {"operation": "fix_dtype", "parameters": {"column": "active", "dtype": "bool"}},
+        *([act("remove_duplicates")] if has_copies else []),
+        act("strip"),
+        *names.steps("name"),
+        *tokens.steps("department"),
+        *ages.steps("age"),
+        *([act("clamp_outliers", column="age", low=youngest, high=oldest)] if has_ages else []),
+        *[s for s in dates.steps("hire_date") if s["operation"] != "fix_dtype"],
+        *(
+            [act("regex_replace", column="hire_date", pattern=r"^21(\d\d)", replacement=r"20\1")]
+            if has_future
+            else []
+        ),
+        *[s for s in dates.steps("hire_date") if s["operation"] == "fix_dtype"],
+        *revenues.steps("revenue"),
+        *([act("clamp_outliers", column="revenue", low=0, high=1e12)] if has_negative else []),
+        *flags.steps("active"),
     )
     return Generated(
         dirty, clean, "employee_id", description, 20, OPERATIONS, plan, difficulty=difficulty

@@ -1,10 +1,11 @@
 """inventory: a warehouse stock count (DataClean-RL domain); programs allowed in one step.
 
-Dirt: padded product names, warehouse names written as codes or in lower case (two one-off
-aliases per instance), stock counts with thousands separators in US or EU style and a few
-negative scanner misreads, unit costs as currency text, reorder levels left as null-like
-tokens (the card says a missing level means 0), discontinued flags as words, count dates in
-this instance's day/month order, and near-duplicate rows of the same SKU. Zero stock is real.
+Dirt, chosen per instance: padded product names, variant warehouse spellings, stock counts
+and unit costs as text in the instance's number style (or already typed), a few negative
+scanner misreads (gold 0), reorder levels left as the instance's placeholder tokens (they
+mean 0), discontinued flags in the instance's word pair, count dates in the instance's
+day/month order (gold ISO text or a datetime), and near-duplicate rows of the same SKU.
+Zero stock is real.
 """
 
 from __future__ import annotations
@@ -15,29 +16,23 @@ import random
 import pandas as pd
 
 from dataclean_env.generation import Generated
-from dataclean_env.generation.noise import (
-    BOOL_WORDS,
-    NULL_TOKENS,
-    aliases_for,
-    count,
-    date_order,
-    described_mapping,
-    money,
-    padded,
-    pick_difficulty,
-    shuffled_with,
-    written_date,
-)
+from dataclean_env.generation.card import Card
+from dataclean_env.generation.noise import padded, pick_difficulty, shuffled_with
 from dataclean_env.generation.pools import PRODUCTS
-from dataclean_env.operations.formats import eu_number_steps
+from dataclean_env.generation.treatments import (
+    Aliases,
+    Dates,
+    Flags,
+    Numbers,
+    Tokens,
+    act,
+    number_style,
+    present,
+    state_cast,
+    state_style,
+)
 
-WAREHOUSES = {
-    "Berlin DC": ("BER", "berlin", "Bln DC"),
-    "Lagos Hub": ("LOS", "lagos", "Lagos hub"),
-    "Osaka Depot": ("OSA", "osaka", "Osaka dpt"),
-    "Toronto Yard": ("YYZ", "toronto", "Tor. Yard"),
-    "Lima Store": ("LIM", "lima", "Lima st"),
-}
+WAREHOUSES = ("Berlin DC", "Lagos Hub", "Osaka Depot", "Toronto Yard", "Lima Store", "Austin Lot")
 OPERATIONS = (
     "strip",
     "map",
@@ -55,19 +50,26 @@ OPERATIONS = (
     "finish",
 )
 
+# Bumped whenever what a seed produces changes (tests/unit/test_generator_versions.py).
+VERSION = 2
+
 
 def generate(rng: random.Random) -> Generated:
     difficulty, rows, rate = pick_difficulty(rng)
-    convention = rng.choice(["us", "eu"])
-    style = rng.choice(["us", "eu"])
-    yes, no = rng.choice(BOOL_WORDS)
-    aliases = aliases_for(rng, WAREHOUSES)
-    alias_of = {value: alias for alias, value in aliases.items()}
+    card = Card(rng, difficulty)
+    style = number_style(rng)
+    counts, costs = Numbers(rng, difficulty, style, "int"), Numbers(rng, difficulty, style, "float")
+    flags = Flags(rng, difficulty)
+    warehouses = Aliases(rng, card, list(WAREHOUSES))
+    tokens = Tokens(rng, "0")
+    dates = Dates(rng, card, ("text", "datetime"))
+    padded_products, has_copies = present(rng, difficulty), present(rng, difficulty)
+    has_misreads = present(rng, difficulty)
     clean_rows = [
         {
             "sku": f"SKU-{number:05d}",
             "product": f"{rng.choice(PRODUCTS)} {rng.choice('ABCDEFGH')}{rng.randint(1, 9)}",
-            "warehouse": rng.choice(sorted(WAREHOUSES)),
+            "warehouse": rng.choice(WAREHOUSES),
             "on_hand": 0 if rng.random() < 0.1 else rng.randint(1, 25_000),
             "unit_cost": round(rng.uniform(0.5, 4_000), 2),
             "reorder_level": 0 if rng.random() < rate else rng.choice([10, 25, 50, 100, 500]),
@@ -77,74 +79,79 @@ def generate(rng: random.Random) -> Generated:
         for number in sorted(rng.sample(range(1, 99_999), rows))
     ]
     # Misread shelves are empty ones: gold says 0, the export a small negative count.
-    misread = {row["sku"] for row in rng.sample(clean_rows, max(1, round(rows * rate / 5)))}
+    misread = (
+        {row["sku"] for row in rng.sample(clean_rows, max(1, round(rows * rate / 5)))}
+        if has_misreads
+        else set()
+    )
     for row in clean_rows:
         if row["sku"] in misread:
             row["on_hand"] = 0
 
     def dirty_row(row: dict) -> dict:
-        warehouse = row["warehouse"]
-        if warehouse in alias_of and rng.random() < 0.6:
-            warehouse = alias_of[warehouse]
         on_hand = -rng.randint(1, 50) if row["sku"] in misread else row["on_hand"]
         return {
             "sku": row["sku"],
-            "product": padded(rng, row["product"]),
-            "warehouse": warehouse,
-            "on_hand": count(on_hand, style),
-            "unit_cost": money(row["unit_cost"], style),
+            "product": padded(rng, row["product"]) if padded_products else row["product"],
+            "warehouse": warehouses.render(row["warehouse"]),
+            "on_hand": counts.render(on_hand),
+            "unit_cost": costs.render(row["unit_cost"]),
             "reorder_level": (
-                rng.choice(NULL_TOKENS) if row["reorder_level"] == 0 else str(row["reorder_level"])
+                tokens.render() if row["reorder_level"] == 0 else str(row["reorder_level"])
             ),
-            "discontinued": yes if row["discontinued"] else no,
-            "counted_on": written_date(rng, row["counted_on"], convention),
+            "discontinued": flags.render(row["discontinued"]),
+            "counted_on": dates.render(row["counted_on"]),
         }
 
-    copies = [dirty_row(row) for row in rng.sample(clean_rows, max(1, round(rows * rate / 3)))]
-    dirty = pd.DataFrame(shuffled_with(rng, [dirty_row(row) for row in clean_rows], copies))
-    dirty = dirty.astype("str")
+    firsts = [dirty_row(row) for row in clean_rows]
+    copies = (
+        [dirty_row(row) for row in rng.sample(clean_rows, max(1, round(rows * rate / 3)))]
+        if has_copies
+        else []
+    )
+    dirty = pd.DataFrame(shuffled_with(rng, firsts, copies))
+    typed = {c for c, n in (("on_hand", counts), ("unit_cost", costs)) if not n.as_text}
+    dirty = dirty.astype({c: "str" for c in dirty.columns if c not in typed})
     clean = pd.DataFrame(clean_rows)
-    clean["counted_on"] = [d.isoformat() for d in clean["counted_on"]]
-    clean = clean.astype({c: "str" for c in ("sku", "product", "warehouse", "counted_on")})
-    numbers = (
-        "US style (1,234 and $1,234.50)" if style == "us" else "EU style (1.234 and 1.234,50 €)"
-    )
-    description = (
-        f"Warehouse stock count ({len(dirty)} rows, {difficulty}). Rules for this export: "
-        f"product trimmed; warehouse spelled as one of {sorted(WAREHOUSES)} — in this export "
-        f"{described_mapping(aliases)}; numbers are written {numbers}; on_hand an int — "
-        "negative counts are scanner misreads of empty shelves: clamp to at least 0 (0 is "
-        "real); unit_cost a float; reorder_level an int where the tokens "
-        f"{list(NULL_TOKENS)} mean 0; discontinued a bool (written '{yes}'/'{no}'); "
-        f"counted_on as ISO text — slashed dates are {date_order(convention)}. Some SKUs were "
-        "counted twice: keep one row per sku. sku is the protected key and the row id. You "
-        "may send a whole program of operations in one step."
-    )
-    to_numbers = (
-        [*eu_number_steps("on_hand"), *eu_number_steps("unit_cost")] if style == "eu" else []
+    clean["counted_on"] = [dates.gold(d) for d in clean["counted_on"]]
+    if dates.target == "datetime":
+        clean["counted_on"] = pd.to_datetime(clean["counted_on"])
+    clean = clean.astype({c: "str" for c in ("sku", "product", "warehouse")})
+    if dates.target == "text":
+        clean = clean.astype({"counted_on": "str"})
+
+    if padded_products:
+        card.state("trimmed", col="product")
+    warehouses.state(card, "warehouse")
+    if counts.as_text or costs.as_text:
+        state_style(card, style)
+    if has_misreads:
+        card.state("floor0_int", col="on_hand")
+    else:
+        state_cast(card, "on_hand", "int")
+    state_cast(card, "unit_cost", "float")
+    state_cast(card, "reorder_level", "int")
+    tokens.state(card, "reorder_level")
+    flags.state(card, "discontinued")
+    dates.state(card, "counted_on")
+    if has_copies:
+        card.state("dedupe_key", key="sku")
+    description = card.text(
+        f"Warehouse stock count ({len(dirty)} rows, {difficulty}).",
+        "sku is the protected key and the row id. You may send a whole program of operations "
+        "in one step.",
     )
     steps = [
-        {"operation": "dedupe", "parameters": {"keys": ["sku"]}},
-        {"operation": "strip", "parameters": {"column": "product"}},
-        {"operation": "map", "parameters": {"column": "warehouse", "mapping": aliases}},
-        *to_numbers,
-        {"operation": "fix_dtype", "parameters": {"column": "on_hand", "dtype": "int"}},
-        {"operation": "clamp_outliers", "parameters": {"column": "on_hand", "low": 0, "high": 1e9}},
-        {"operation": "fix_dtype", "parameters": {"column": "unit_cost", "dtype": "float"}},
-        {
-            "operation": "replace_missing",
-            "parameters": {"columns": ["reorder_level"], "tokens": list(NULL_TOKENS)},
-        },
-        {
-            "operation": "fill_missing",
-            "parameters": {"column": "reorder_level", "strategy": "constant", "value": "0"},
-        },
-        {"operation": "fix_dtype", "parameters": {"column": "reorder_level", "dtype": "int"}},
-        {"operation": "fix_dtype", "parameters": {"column": "discontinued", "dtype": "bool"}},
-        {
-            "operation": "normalize_dates",
-            "parameters": {"column": "counted_on", "convention": convention},
-        },
+        *([act("dedupe", keys=["sku"])] if has_copies else []),
+        *([act("strip", column="product")] if padded_products else []),
+        *warehouses.steps("warehouse"),
+        *counts.steps("on_hand"),
+        *([act("clamp_outliers", column="on_hand", low=0, high=1e9)] if has_misreads else []),
+        *costs.steps("unit_cost"),
+        *tokens.steps("reorder_level"),
+        act("fix_dtype", column="reorder_level", dtype="int"),
+        *flags.steps("discontinued"),
+        *dates.steps("counted_on"),
     ]
-    plan = ({"operation": "program", "parameters": {"operations": steps}},)
+    plan = (act("program", operations=steps),)
     return Generated(dirty, clean, "sku", description, 30, OPERATIONS, plan, difficulty=difficulty)

@@ -26,10 +26,12 @@ from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.report import AgentNote, markdown, plot
 from dataclean_env.runner.results import EpisodeResult, ResultsFile
 from dataclean_env.runner.selection import EpisodeKey
-from dataclean_env.runner.stats import summarise
+from dataclean_env.runner.stats import Summary, summarise, summarise_by
 from dataclean_env.tasks import TaskRegistry, default_registry
+from dataclean_env.tasks.generated import GENERATOR_VERSIONS, instance
 
-REFERENCE_AGENTS = ("noop", "heuristic", "random", "oracle")
+REFERENCE_AGENTS = ("noop", "heuristic", "template", "random", "oracle")
+DIFFICULTIES = ("easy", "medium", "hard")
 NOTES = {
     "noop": AgentNote("noop-baseline", "sends `finish` at once: the dirty table's own score"),
     "heuristic": AgentNote(
@@ -37,6 +39,12 @@ NOTES = {
         "`dataclean_env.agents.HeuristicAgent`, the project's baseline: follows the rule "
         "card in the task description (`dataclean_env/rule_card.py`), then walks the "
         "cleaning pipeline as the observation shows it; never sees the task id or gold",
+    ),
+    "template": AgentNote(
+        "card-free-template",
+        "`dataclean_env.agents.reference.TemplateAgent`: one fixed plan per column name "
+        "(US dates and numbers, common null tokens, Title Case names, (XXX) XXX-XXXX phones), "
+        "never reading the description or the data: what ignoring the card earns",
     ),
     "random": AgentNote(
         "random-baseline",
@@ -68,6 +76,36 @@ def baseline_keys(registry: TaskRegistry, seeds: Sequence[int], split: str) -> l
     they depend on what a machine has in its dataset folders)."""
     tasks = [s.task_id for s in registry.specs() if s.family in ("fixed", "generated")]
     return selection.episodes(tasks, seeds, split)
+
+
+def generated_keys(registry: TaskRegistry, seeds: Sequence[int], split: str) -> list[EpisodeKey]:
+    tasks = [s.task_id for s in registry.specs() if s.family == "generated"]
+    return selection.episodes(tasks, seeds, split)
+
+
+def difficulty_summaries(
+    results: Sequence[EpisodeResult], registry: TaskRegistry, splits: Sequence[str]
+) -> list[Summary]:
+    """Generated episodes of `splits` by split, family and instance difficulty, each split's
+    pooled rows ("all") first."""
+    generated = {s.task_id for s in registry.specs() if s.family == "generated"}
+    chosen = [r for r in results if r.task_id in generated and r.split in splits]
+
+    def difficulty(result: EpisodeResult) -> str:
+        spec, _, _ = instance(result.task_id, result.split, result.seed or 0)
+        return spec.difficulty
+
+    levels = {id(r): difficulty(r) for r in chosen}
+    pooled = summarise_by(chosen, lambda r: f"{r.split} / all / {levels[id(r)]}")
+    each = summarise_by(chosen, lambda r: f"{r.split} / {r.task_id} / {levels[id(r)]}")
+
+    families = ["all", *sorted(generated)]
+
+    def order(s: Summary) -> tuple[int, int, int]:  # stable: agents keep their order
+        split, family, level = s.family.split(" / ")
+        return list(splits).index(split), families.index(family), DIFFICULTIES.index(level)
+
+    return sorted([*pooled, *each], key=order)
 
 
 def play(
@@ -107,6 +145,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--split", default="eval", choices=SPLITS)
     p.add_argument("--seeds", default="0-99", help="seeds of every task (default 0-99)")
     p.add_argument("--agents", default=",".join(REFERENCE_AGENTS), help="comma-separated")
+    p.add_argument(
+        "--difficulty-splits",
+        default="eval,test",
+        help="splits whose generated instances are also reported by difficulty "
+        "(comma-separated, '' for none; splits other than --split are played for it)",
+    )
     p.add_argument("--out-dir", type=Path, default=Path("docs"), help="for the report and plot")
     p.add_argument("--results", type=Path, help="also write every episode as a JSON line")
     p.add_argument("--llm-seeds", default="0-9", help="seeds for the LLM agent (it is slow)")
@@ -128,6 +172,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     keys = baseline_keys(registry, selection.parse_seeds(args.seeds), args.split)
     results = play({n: factories[n] for n in names}, keys, registry)
     notes = [NOTES[n] for n in names]
+    difficulty_splits = [s.strip() for s in args.difficulty_splits.split(",") if s.strip()]
+    extra = []
+    for split in difficulty_splits:
+        if split != args.split:
+            extra_keys = generated_keys(registry, selection.parse_seeds(args.seeds), split)
+            extra += play({n: factories[n] for n in names}, extra_keys, registry)
     llm = llm_agent(args)
     if llm is not None:
         factory, note = llm
@@ -144,11 +194,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Command: `{command}`. {len(results):,} episodes on the `{args.split}` split "
         f"(seeds {args.seeds} of each task), in-process, in {elapsed:.0f} s."
     )
-    (args.out_dir / REPORT).write_text(markdown(summaries, notes, run, PLOT), encoding="utf-8")
+    by_difficulty = difficulty_summaries(results + extra, registry, difficulty_splits)
+    versions = "Generator versions: " + ", ".join(f"`{v}`" for v in GENERATOR_VERSIONS.values())
+    report = markdown(summaries, notes, run, PLOT, by_difficulty, versions + ".")
+    (args.out_dir / REPORT).write_text(report, encoding="utf-8")
     plot(summaries, args.out_dir / PLOT)
     if args.results:
         out = ResultsFile(args.results)
-        for result in results:
+        for result in results + extra:
             out.write(result)
         out.close()
     print(f"wrote {args.out_dir / REPORT} and {args.out_dir / PLOT}", file=sys.stderr)

@@ -19,7 +19,12 @@ class AgentNote:
 
 
 def markdown(
-    summaries: Sequence[Summary], agents: Sequence[AgentNote], run: str, plot_name: str
+    summaries: Sequence[Summary],
+    agents: Sequence[AgentNote],
+    run: str,
+    plot_name: str,
+    by_difficulty: Sequence[Summary] = (),
+    versions: str = "",
 ) -> str:
     lines = [
         "# Baselines",
@@ -31,6 +36,7 @@ def markdown(
         "",
         run,
         "",
+        *([versions, ""] if versions else []),
         "## Agents",
         "",
         "| agent | what it is | settings |",
@@ -55,8 +61,36 @@ def markdown(
         "gold (and, on the fixed tasks, no penalty).",
         "* **rows lost**: the mean number of gold rows (by key) missing from the final table.",
         "",
+        *_difficulty_section(by_difficulty),
     ]
     return "\n".join(lines)
+
+
+def _difficulty_section(summaries: Sequence[Summary]) -> list[str]:
+    """Generated instances by split and difficulty; a summary's `family` holds
+    "split / family / difficulty" ("all" pools the generated families)."""
+    if not summaries:
+        return []
+    rows = []
+    for s in summaries:
+        split, family, difficulty = s.family.split(" / ")
+        rows.append(
+            f"| {split} | {family} | {difficulty} | `{s.agent}` | {s.episodes} "
+            f"| {s.mean_score:.4f} | [{s.ci_low:.4f}, {s.ci_high:.4f}] | {s.exact_rate:.1%} |"
+        )
+    return [
+        "## Generated instances by difficulty",
+        "",
+        "Each generated instance has its own difficulty (easy, medium, hard): easy cards use "
+        "the plain phrasings, hard ones mostly other phrasings and leave some rules to the "
+        "data. `all` pools the six generated families.",
+        "",
+        "| split | family | difficulty | agent | episodes | mean score | 95% interval "
+        "| exact match |",
+        "|---|---|---|---|---:|---:|---|---:|",
+        *rows,
+        "",
+    ]
 
 
 def _row(s: Summary) -> str:

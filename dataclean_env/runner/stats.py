@@ -41,9 +41,17 @@ class Summary:
 
 def summarise(results: Iterable[EpisodeResult], family_of: Callable[[str], str]) -> list[Summary]:
     """One summary per (agent, family), in the order the groups first appear."""
+    return summarise_by(results, lambda result: family_of(result.task_id))
+
+
+def summarise_by(
+    results: Iterable[EpisodeResult], group_of: Callable[[EpisodeResult], str]
+) -> list[Summary]:
+    """One summary per (agent, group), in the order the groups first appear; the group's
+    label goes in `Summary.family`."""
     groups: dict[tuple[str, str], list[EpisodeResult]] = {}
     for result in results:
-        groups.setdefault((result.model, family_of(result.task_id)), []).append(result)
+        groups.setdefault((result.model, group_of(result)), []).append(result)
     return [_summary(agent, family, group) for (agent, family), group in groups.items()]
 
 

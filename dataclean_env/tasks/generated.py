@@ -3,13 +3,20 @@
 The task id names the family; `reset(task_id, seed, split)` picks the instance, the same
 triple giving the same table, rule card and grader on every machine. Instances are graded
 like custom datasets (repair, preservation, row integrity), and the key is protected.
+
+Each family has a generator version (`crm-v2`): the plain task id always serves the current
+one, /tasks names it, and a committed digest of a fixed set of instances
+(`generation/digests.py`) makes any change to what a seed produces a deliberate version bump.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from functools import lru_cache
 from random import Random
+from types import ModuleType
 
 from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import (
@@ -28,14 +35,42 @@ from dataclean_env.grading.preservation import WEIGHTS, PreservationGrader
 from dataclean_env.tasks.registry import Task, TaskSpec
 from dataclean_env.values import kind_of
 
-FAMILIES: dict[str, Callable[[Random], Generated]] = {
-    "fix_types": fix_types.generate,
-    "normalize_dedupe": normalize_dedupe.generate,
-    "full_pipeline": full_pipeline.generate,
-    "crm": crm.generate,
-    "orders": orders.generate,
-    "inventory": inventory.generate,
+MODULES: dict[str, ModuleType] = {
+    "fix_types": fix_types,
+    "normalize_dedupe": normalize_dedupe,
+    "full_pipeline": full_pipeline,
+    "crm": crm,
+    "orders": orders,
+    "inventory": inventory,
 }
+FAMILIES: dict[str, Callable[[Random], Generated]] = {
+    name: module.generate for name, module in MODULES.items()
+}
+# family -> its generator version, e.g. "crm-v2"; published numbers name these.
+GENERATOR_VERSIONS: dict[str, str] = {
+    name: f"{name}-v{module.VERSION}" for name, module in MODULES.items()
+}
+DIGEST_SEEDS = range(4)  # seeds of every split that a version's digest covers
+
+
+def generator_digest(task_id: str) -> str:
+    """sha256 over the dirty table, clean table, description and solution of seeds
+    `DIGEST_SEEDS` of every split, generated afresh (never from the instance cache)."""
+    digest = hashlib.sha256()
+    for split in SPLITS:
+        for seed in DIGEST_SEEDS:
+            made = FAMILIES[task_id](instance_rng(task_id, split, seed))
+            for part in (
+                made.dirty.to_csv(index=False),
+                made.clean.to_csv(index=False),
+                json.dumps({c: str(t) for c, t in made.dirty.dtypes.items()}),
+                json.dumps({c: str(t) for c, t in made.clean.dtypes.items()}),
+                made.description,
+                json.dumps(made.solution, sort_keys=True),
+            ):
+                digest.update(part.encode("utf-8"))
+                digest.update(b"\x00")
+    return digest.hexdigest()
 
 
 @lru_cache(maxsize=512)  # resets of the same instance reuse its tables and grader
@@ -53,6 +88,7 @@ def instance(task_id: str, split: str, seed: int) -> tuple[TaskSpec, Generated, 
         target_schema={c: kind_of(clean[c].dtype) for c in clean.columns},
         cells=generated.dirty.size,
         protected_columns=frozenset({generated.key}),
+        version=GENERATOR_VERSIONS[task_id],
     )
     grader = PreservationGrader.for_task(generated.dirty, clean, generated.key)
     return spec, generated, grader
@@ -76,8 +112,9 @@ class GeneratedFamily:
                     task_id=task_id,
                     family=self.name,
                     difficulty="generated",
+                    version=GENERATOR_VERSIONS[task_id],
                     description=(
-                        f"Generated family: reset with a seed (an integer >= 0) and a split "
+                        f"Generated family ({GENERATOR_VERSIONS[task_id]}): reset with a seed (an integer >= 0) and a split "
                         f"({', '.join(SPLITS)}) to get an instance; each instance carries its "
                         f"own rule card. Instance train/0 reads: {sample.description}"
                     ),

@@ -31,6 +31,7 @@ class TaskSpec:
     target_schema: Mapping[str, str] = field(default_factory=dict)
     cells: int = 0  # size of the dirty table (rows x columns), for scheduling work
     protected_columns: frozenset[str] = frozenset()  # key columns no operation may change
+    version: str | None = None  # a generated family's generator version, e.g. "crm-v2"
 
     def public(self) -> dict[str, Any]:
         """What /tasks shows: never gold values or grader internals beyond the weights."""
@@ -42,6 +43,7 @@ class TaskSpec:
             "max_steps": self.max_steps,
             "operations": list(self.operations),
             "scoring": dict(self.scoring),
+            "version": self.version,
         }
 
 

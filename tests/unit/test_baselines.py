@@ -13,13 +13,19 @@ from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.agents.reference import NoOpAgent
 from dataclean_env.episode import Episode
 from dataclean_env.runner.backends import LocalBackend
-from dataclean_env.runner.baselines import baseline_keys, family_of, main
+from dataclean_env.runner.baselines import baseline_keys, family_of, generated_keys, main
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.runner.stats import bootstrap_interval
 from dataclean_env.tasks import default_registry
 
-AGENTS = ["noop-baseline", "heuristic-baseline", "random-baseline", "oracle-replay"]
+AGENTS = [
+    "noop-baseline",
+    "heuristic-baseline",
+    "card-free-template",
+    "random-baseline",
+    "oracle-replay",
+]
 FAMILIES = ["fixed"] + [s.task_id for s in default_registry().specs() if s.family == "generated"]
 SEEDS = [0, 1, 2]
 
@@ -50,6 +56,29 @@ def table_rows(report: str) -> dict[tuple[str, str], list[str]]:
     return rows
 
 
+def check_difficulty_rows(report: str, results, registry) -> None:
+    """Every pooled difficulty row equals the mean of its episodes in the results file."""
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    generated = {s.task_id for s in registry.specs() if s.family == "generated"}
+    pooled = 0
+    for line in report.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) != 8 or cells[1] != "all":
+            continue
+        split, _, level, agent, episodes, mean = cells[:6]
+        scores = [
+            r["score"]
+            for r in records
+            if r["split"] == split
+            and r["task_id"] in generated
+            and r["model"] == agent.strip("`")
+            and registry.make(r["task_id"], r["seed"], split).spec.difficulty == level
+        ]
+        assert (episodes, mean) == (str(len(scores)), f"{np.mean(scores):.4f}")
+        pooled += 1
+    assert pooled >= len(AGENTS) * 2  # both splits, at least one difficulty each
+
+
 def test_a_small_baseline_run_writes_a_report_with_recomputable_numbers(registry, tmp_path) -> None:
     results = tmp_path / "episodes.jsonl"
     argv = ["--seeds", "0-2", "--out-dir", str(tmp_path), "--results", str(results)]
@@ -61,7 +90,10 @@ def test_a_small_baseline_run_writes_a_report_with_recomputable_numbers(registry
     assert list(rows) == [(f, a) for f in FAMILIES for a in AGENTS]
     assert (tmp_path / "baselines.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     keys = baseline_keys(registry, SEEDS, "eval")
-    assert len(results.read_text().splitlines()) == len(AGENTS) * len(keys)
+    test_keys = generated_keys(registry, SEEDS, "test")  # played for the difficulty table
+    assert len(results.read_text().splitlines()) == len(AGENTS) * (len(keys) + len(test_keys))
+    assert "Generator versions: `fix_types-v2`" in report
+    check_difficulty_rows(report, results, registry)
 
     family = family_of(registry)
     for name in FAMILIES:

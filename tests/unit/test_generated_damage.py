@@ -13,7 +13,8 @@ import pytest
 
 from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError
-from dataclean_env.generation.noise import NULL_TOKENS
+from dataclean_env.generation.crm import TEST_DOMAINS
+from dataclean_env.generation.treatments import TOKEN_POOL
 from dataclean_env.operations.program import opened
 from dataclean_env.schemas import Action
 from dataclean_env.values import MISSING
@@ -38,7 +39,7 @@ def damaging_actions(episode: Episode) -> list[dict[str, Any]]:
     test_rows = {  # rows the card asks to drop are not good rows
         k
         for k, email in zip(keys, snapshot.values.get("email", []), strict=False)
-        if str(email).lower().endswith("@test.invalid")
+        if str(email).lower().rsplit("@", 1)[-1] in TEST_DOMAINS
     }
     good = [k for k in unique if k not in test_rows][:2]
     actions: list[dict[str, Any]] = [{"operation": "drop_rows", "parameters": {"row_ids": good}}]
@@ -47,7 +48,7 @@ def damaging_actions(episode: Episode) -> list[dict[str, Any]]:
             continue
         kind = snapshot.kinds[column]
         # Real values only: blanking a null-like token would be a repair, not damage.
-        present = [v for v in snapshot.values[column] if v is not MISSING and v not in NULL_TOKENS]
+        present = [v for v in snapshot.values[column] if v is not MISSING and v not in TOKEN_POOL]
         if JUNK[kind] is not None and good:
             actions.append(
                 {

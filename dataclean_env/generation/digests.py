@@ -1,0 +1,26 @@
+"""The committed digest of every generator version (see `tasks.generated.generator_digest`).
+
+A unit test recomputes the current versions' digests: a generator edit that changes what
+any seed produces fails it until the family's VERSION is bumped and its new digest added
+here (`uv run python scripts/generator_digests.py` prints them). Old versions stay listed:
+they name what earlier published numbers were measured on.
+"""
+
+from __future__ import annotations
+
+DIGESTS: dict[str, str] = {
+    # v1: one card template per family (up to commit 1b70710).
+    "fix_types-v1": "2e2c0e00ae729bdba864b3aeab10a4765913952ad8be7d778b36946207445936",
+    "normalize_dedupe-v1": "98f0c4af34d949a64379307e568a82e40f9cdf116792d11f5fe4ca24f2a16707",
+    "full_pipeline-v1": "a7c1ae7c2ce442ef5b27bae39733372d1ee2d8390e42ea979149c163ee321819",
+    "crm-v1": "afbd3868dfda75c4d272372cc3c83b80066520a46460123586e3b3a44cfca85c",
+    "orders-v1": "e88f8ed2b3c08b1468b78ec8db612171e706711681014b934998f05d36e1cd95",
+    "inventory-v1": "e6ccdd9577044fde6807e31852d6718b94933fbaf7ba56ac1fcbe91e78d9eeb4",
+    # v2: many phrasings, per-instance error choices, rules left to the data on hard cards.
+    "fix_types-v2": "3238ac198ec278a6c3108bc4a1335233ffd3b8faba4ff0357edf7a8d1d2e65a8",
+    "normalize_dedupe-v2": "d29f6bf7a265da5bdc40edbc41d2c7b2510b15f837592499fbb53957f4845907",
+    "full_pipeline-v2": "9854fb6abf7fd8cf939eb0151c3a9302b0c9d39fe04ce4a4ddd3365b0b53ff96",
+    "crm-v2": "14b7287d2dc3f80aee5f88f0111defe63593f60f5b50fd19e7b9a5dd63d9ef77",
+    "orders-v2": "1739fe54fdbb5ffd6066fb251d8d3bda1cd0a4ee00a796200bec8f7cdda0ca50",
+    "inventory-v2": "d9087a8ccc57e0b7f32852dd933049b6ab0b7a97205f493018201d80a2e1ed0d",
+}

@@ -1,0 +1,21 @@
+"""Print the digest of every generated family's current generator version.
+
+    uv run python scripts/generator_digests.py
+
+After a deliberate change to a generator, bump its module's VERSION and add the printed
+line for the new version to `dataclean_env/generation/digests.py` (keep the old ones: they
+name what older published numbers were measured on).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from dataclean_env.tasks.generated import FAMILIES, GENERATOR_VERSIONS, generator_digest
+
+if __name__ == "__main__":
+    for family in FAMILIES:
+        print(f'    "{GENERATOR_VERSIONS[family]}": "{generator_digest(family)}",')

@@ -1,0 +1,57 @@
+"""Generator versions: every family's current version has a committed digest, and the
+generator still produces exactly that output (else bump the version on purpose)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dataclean_env.generation.digests import DIGESTS
+from dataclean_env.tasks.generated import (
+    FAMILIES,
+    GENERATOR_VERSIONS,
+    MODULES,
+    generator_digest,
+    instance,
+)
+from tests.support import GENERATED_IDS
+
+BUMP = (
+    "what {family} generates changed: bump VERSION in dataclean_env/generation/{family}.py and "
+    "add the new digest (uv run python scripts/generator_digests.py) to generation/digests.py"
+)
+
+
+def test_every_family_has_a_version_named_after_it() -> None:
+    assert list(GENERATOR_VERSIONS) == GENERATED_IDS == list(FAMILIES)
+    for family, version in GENERATOR_VERSIONS.items():
+        assert version == f"{family}-v{MODULES[family].VERSION}"
+        assert MODULES[family].VERSION >= 2  # v1 was the one-template generator
+        assert f"{family}-v1" in DIGESTS  # the version older numbers were measured on
+
+
+@pytest.mark.parametrize("family", GENERATED_IDS)
+def test_the_generator_matches_its_committed_digest(family: str) -> None:
+    version = GENERATOR_VERSIONS[family]
+    assert version in DIGESTS, f"no digest recorded for {version}"
+    assert generator_digest(family) == DIGESTS[version], BUMP.format(family=family)
+
+
+def test_the_digest_sees_a_changed_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A generator whose description gains one character no longer matches its digest."""
+    original = FAMILIES["crm"]
+
+    def edited(rng):
+        made = original(rng)
+        return type(made)(**{**made.__dict__, "description": made.description + "!"})
+
+    monkeypatch.setitem(FAMILIES, "crm", edited)
+    assert generator_digest("crm") != DIGESTS[GENERATOR_VERSIONS["crm"]]
+
+
+def test_specs_and_tasks_name_the_version(registry) -> None:
+    for family in GENERATED_IDS:
+        assert registry.spec(family).version == GENERATOR_VERSIONS[family]
+        assert registry.spec(family).public()["version"] == GENERATOR_VERSIONS[family]
+        instance.cache_clear()
+        assert registry.make(family, 3, "eval").spec.version == GENERATOR_VERSIONS[family]
+    assert registry.spec("easy_dedup_rename").public()["version"] is None
