@@ -94,14 +94,16 @@ def test_values_in_the_wrong_columns_do_not_score_as_clean(
     honest = final_reward(registry, task_id, metadata[task_id]["solution"])
     swapped = final_reward(registry, task_id, actions)
     assert honest.total == 0.9999
-    assert swapped.total <= 0.85, f"{case}: {swapped.total}"
+    # Two or three of 4-7 value columns are wrong: a misplaced column counts as absent.
+    assert swapped.total <= 0.9, f"{case}: {swapped.total}"
     # The columns the swap misplaced show in the schema score (every task scoring it).
     if "schema_score" in metadata[task_id]["scoring"]:
         assert swapped.schema_score < 0.9, f"{case}: {swapped.schema_score}"
 
 
 def test_exact_scores_of_a_swap_on_easy(registry: TaskRegistry, metadata: dict[str, dict]) -> None:
-    """Two of the five gold columns hold the wrong values: schema 1 - 2/5; total .5 + .3."""
+    """Two gold columns hold the wrong values: each is absent and an extra column, as if
+    renamed away: schema errors 4 against the dirty table's 10 (5 absent + 5 extra)."""
     _, actions = _cases(metadata)["easy salary<->age"]
     reward = final_reward(registry, "easy_dedup_rename", actions)
     assert reward.duplicate_score == 0.9999
@@ -142,7 +144,7 @@ def test_a_swapped_column_counts_as_absent(grader: Grader) -> None:
     table = _gold().rename(columns={"a": "b", "b": "a"})
     view = grader.facts.view(Snapshot.of(table))
     assert view.misplaced == frozenset({"a", "b"})
-    assert schema_errors(grader.facts, view) == 2
+    assert schema_errors(grader.facts, view) == 4
     assert dtype_errors(grader.facts, view) == 6
     # The filled cell sits in a column that is not gold's `a`.
     assert missing_errors(grader.facts, view) == 1
