@@ -9,7 +9,7 @@ clean version, comparing values as the text the clean file holds:
 * a changed cell is **repaired** when it now holds the clean value;
 * precision = repaired / changed, recall = repaired / errors (0 when the denominator is 0,
   the convention of the Raha/Baran evaluation code), F1 their harmonic mean,
-  which is 2 × repaired / (changed + errors).
+  which is 2 * repaired / (changed + errors).
 
 The reward is F1. Written as 2R / (C + E), every right fix raises it, while every other
 change (a junk fill, a broken cell, a value replaced by another wrong one) adds to C alone
