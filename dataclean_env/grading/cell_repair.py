@@ -54,7 +54,9 @@ from dataclean_env.values import (
 
 WEIGHTS = {"f1": 1.0}
 ABSENT = None  # the text of a cell whose row is not in the table
-_CACHE_SIZE = 512
+# The grader's cache holds the value lists it graded (so their ids stay unique): at most
+# this many cells' worth of them, about 8 bytes each, whatever the table's size.
+_CACHE_CELLS = 2_000_000
 
 
 def cell_text(value: Any) -> str:
@@ -159,6 +161,7 @@ class CellRepairGrader:
         kinds = dict(kinds or {})
         self._lock = threading.Lock()
         self._cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._cached_cells = 0
         dirty_snapshot = Snapshot.of(dirty)
         self._dirty_alignment = self._align(dirty_snapshot.values[key])
         columns = []
@@ -321,12 +324,17 @@ class CellRepairGrader:
 
     def _remember(self, key: tuple[Any, ...], entry: tuple[Any, ...]) -> None:
         # Entries hold references to the lists they were computed from, so an id cannot be
-        # reused while its entry lives; the oldest entries go first.
+        # reused while its entry lives; the oldest entries go first once the lists they
+        # hold would pass _CACHE_CELLS.
+        size = len(entry[0])
         with self._lock:
-            if len(self._cache) >= _CACHE_SIZE:
-                for old in list(self._cache)[: _CACHE_SIZE // 4]:
-                    del self._cache[old]
+            if key in self._cache:  # another thread graded the same list meanwhile
+                self._cached_cells -= len(self._cache.pop(key)[0])
+            while self._cache and self._cached_cells + size > _CACHE_CELLS:
+                oldest = next(iter(self._cache))
+                self._cached_cells -= len(self._cache.pop(oldest)[0])
             self._cache[key] = entry
+            self._cached_cells += size
 
 
 def _clean_value(value: Any, kind: str | None, column: str) -> Any:

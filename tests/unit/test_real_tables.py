@@ -300,3 +300,15 @@ def test_the_grader_agrees_with_the_definition(registry: TaskRegistry, seed: int
         episode.step(Action(operation=operation, parameters=parameters))
         counts = grader.counts(episode.snapshot)
         assert (counts.errors, counts.changed, counts.repaired) == by_definition(episode), operation
+
+
+def test_the_grader_cache_stays_within_its_cell_budget(monkeypatch) -> None:
+    from dataclean_env.grading import cell_repair
+
+    monkeypatch.setattr(cell_repair, "_CACHE_CELLS", 5_000)
+    _, dirty, grader = load_custom_task(RAYYAN)
+    for _ in range(4):
+        counts = grader.counts(Snapshot.of(dirty.copy()))  # fresh lists: 11 new entries
+        assert counts.errors == 948
+        held = sum(len(entry[0]) for entry in grader._cache.values())
+        assert held == grader._cached_cells <= 5_000
