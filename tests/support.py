@@ -16,7 +16,9 @@ TASK_IDS = [
 ]
 # The generated families: one task id each, instances chosen by seed and split.
 GENERATED_IDS = ["fix_types", "normalize_dedupe", "full_pipeline", "crm", "orders", "inventory"]
-ALL_TASK_IDS = [*TASK_IDS, *GENERATED_IDS]
+# Real tables shipped in datasets/ (custom family, graded by cell-repair F1).
+REAL_IDS = ["rayyan"]
+ALL_TASK_IDS = [*TASK_IDS, *GENERATED_IDS, *REAL_IDS]
 # The reward object of the contract, in its order.
 REWARD_FIELDS = [
     "total",
@@ -35,6 +37,8 @@ PRESERVATION_FIELDS = [
     "row_integrity_score",
     "penalty",
 ]
+# The reward object of custom (real) tables: cell-repair precision, recall and F1.
+REPAIR_FIELDS = ["total", "precision", "recall", "f1", "penalty"]
 # The observation fields that describe the table (a refused step must not change them).
 TABLE_FIELDS = (
     "columns",

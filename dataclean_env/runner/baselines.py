@@ -1,7 +1,7 @@
 """The baseline report: reference agents (and the LLM, given a key) on the eval split.
 
-Every agent plays the same episodes: each fixed task and each generated family at every
-seed, in-process. The results are summarised per agent and family (`stats.py`) and written
+Every agent plays the same episodes: each fixed task, each generated family and each real
+table shipped in datasets/ (difficulty `real`) at every seed, in-process. The results are summarised per agent and family (`stats.py`) and written
 as docs/BASELINES.md with a plot (`report.py`).
 """
 
@@ -27,7 +27,7 @@ from dataclean_env.runner.report import AgentNote, markdown, plot
 from dataclean_env.runner.results import EpisodeResult, ResultsFile
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.runner.stats import Summary, summarise, summarise_by
-from dataclean_env.tasks import TaskRegistry, default_registry
+from dataclean_env.tasks import TaskRegistry, TaskSpec, default_registry
 from dataclean_env.tasks.generated import GENERATOR_VERSIONS, instance
 
 REFERENCE_AGENTS = ("noop", "heuristic", "template", "random", "oracle")
@@ -38,7 +38,9 @@ NOTES = {
         "heuristic-baseline",
         "`dataclean_env.agents.HeuristicAgent`, the project's baseline: follows the rule "
         "card in the task description (`dataclean_env/rule_card.py`), then walks the "
-        "cleaning pipeline as the observation shows it; never sees the task id or gold",
+        "cleaning pipeline as the observation shows it (on real tables it profiles the "
+        "rows and makes only the repairs a column's own values support); never sees the "
+        "task id or gold",
     ),
     "template": AgentNote(
         "card-free-template",
@@ -62,19 +64,20 @@ REPORT, PLOT = "BASELINES.md", "baselines.png"
 
 
 def family_of(registry: TaskRegistry) -> Callable[[str], str]:
-    """Report group of a task: its own id for a generated family, else `fixed`/`custom`."""
+    """Report group of a task: its own id for a generated family or a real table, else
+    `fixed`/`custom`."""
 
     def family(task_id: str) -> str:
         spec = registry.spec(task_id)
-        return task_id if spec.family == "generated" else spec.family
+        return task_id if spec.family == "generated" or _real(spec) else spec.family
 
     return family
 
 
 def baseline_keys(registry: TaskRegistry, seeds: Sequence[int], split: str) -> list[EpisodeKey]:
-    """Every fixed task and generated family at every seed (custom tasks are left out:
-    they depend on what a machine has in its dataset folders)."""
-    tasks = [s.task_id for s in registry.specs() if s.family in ("fixed", "generated")]
+    """Every fixed task, generated family and real table at every seed (other custom tasks
+    are left out: they depend on what a machine has in its dataset folders)."""
+    tasks = [s.task_id for s in registry.specs() if s.family in ("fixed", "generated") or _real(s)]
     return selection.episodes(tasks, seeds, split)
 
 
@@ -106,6 +109,10 @@ def difficulty_summaries(
         return list(splits).index(split), families.index(family), DIFFICULTIES.index(level)
 
     return sorted([*pooled, *each], key=order)
+
+
+def _real(spec: TaskSpec) -> bool:
+    return spec.family == "custom" and spec.difficulty == "real"
 
 
 def play(

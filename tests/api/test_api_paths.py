@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from dataclean_env import __version__
 from dataclean_env.settings import Settings
 from dataclean_env.tasks.fixed import read_table
-from tests.support import ALL_TASK_IDS, GENERATED_IDS, REWARD_FIELDS, TASK_IDS, ok
+from tests.support import ALL_TASK_IDS, GENERATED_IDS, REAL_IDS, REWARD_FIELDS, TASK_IDS, ok
 
 DATASETS = Settings().datasets_dir
 MAX_STEPS = {
@@ -121,6 +121,7 @@ def test_tasks_scoring_weights(client: TestClient) -> None:
         "crm": preservation,
         "orders": preservation,
         "inventory": preservation,
+        "rayyan": {"f1": 1.0},
         "easy_dedup_rename": {"duplicate_score": 0.5, "schema_score": 0.5},
         "medium_missing_dtype": {"missing_score": 0.5, "dtype_score": 0.5},
         "hard_full_pipeline": {
@@ -469,6 +470,7 @@ def test_tasks_lists_the_families_and_how_to_instantiate_them(client: TestClient
     assert [(f["name"], f["task_ids"]) for f in families] == [
         ("fixed", TASK_IDS),
         ("generated", GENERATED_IDS),
+        ("custom", REAL_IDS),
     ]
     generated = families[1]["instantiate"]
     assert '"seed"' in generated and '"split"' in generated
