@@ -92,6 +92,8 @@ class CleaningObservation(OpenEnvObservation):
     available_operations: list[str] = Field(default_factory=list)
     task_description: str = ""
     message: str = ""
+    phase: str | None = None
+    phases_left: list[str] | None = None
     score: float = Field(default=0.0, description="Absolute episode score (the reward total).")
     score_components: Reward | None = Field(
         default=None, description="The reward object: components, penalty and total."

@@ -60,6 +60,9 @@ class Observation(BaseModel):
     available_operations: list[str]
     task_description: str
     message: str = ""
+    # Phased tasks (the audit): the current phase and those after it; None elsewhere.
+    phase: str | None = None
+    phases_left: list[str] | None = None
 
 
 class Reward(BaseModel):
@@ -78,6 +81,18 @@ class Reward(BaseModel):
     repair_score: float | None = None
     preservation_score: float | None = None
     row_integrity_score: float | None = None
+    # Tasks graded on claims (dataclean_env/grading/claims.py): detection, standardisation,
+    # and the audit's four phases.
+    detection_precision: float | None = None
+    detection_recall: float | None = None
+    detection_f1: float | None = None
+    type_accuracy: float | None = None
+    standardisation_score: float | None = None
+    cell_share: float | None = None
+    audit_score: float | None = None
+    identify_score: float | None = None
+    fix_score: float | None = None
+    validate_score: float | None = None
     penalty: float
 
     @model_serializer(mode="wrap")

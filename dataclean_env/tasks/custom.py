@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -27,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from dataclean_env.errors import EnvError
 from dataclean_env.grading.preservation import WEIGHTS, PreservationGrader
 from dataclean_env.operations import canonical_name, operation_names
+from dataclean_env.operations.claims import CLAIM_OPERATIONS
 from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
 from dataclean_env.values import kind_of
 
@@ -45,6 +47,9 @@ class TaskFile(BaseModel):
     key: str | None = None
     operations: list[str] | None = Field(default=None, min_length=1)
     max_steps: int = Field(default=30, ge=1, le=1000)
+    # Extra task kinds made from this folder ("detection", "standardisation", "audit"):
+    # see tasks/claims.py. The cleaning task is always made.
+    kinds: list[Literal["detection", "standardisation", "audit"]] = Field(default_factory=list)
 
 
 class NotATask(ValueError):
@@ -73,7 +78,7 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, Preservation
     gold_path = next((folder / n for n in GOLD_FILES if (folder / n).is_file()), None)
     if not (folder / "dirty.csv").is_file() or gold_path is None:
         raise NotATask("needs dirty.csv and clean.csv (or gold.csv)")
-    config = _task_file(folder)
+    config = task_file(folder)
     dirty, gold = read_csv(folder / "dirty.csv"), read_csv(gold_path)
     key = config.key
     if key is None:
@@ -92,11 +97,14 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, Preservation
         grader = PreservationGrader.for_task(dirty, gold, key)
     except ValueError as exc:
         raise NotATask(str(exc)) from None
-    operations = tuple(config.operations or operation_names())
+    operations = tuple(config.operations or cleaning_operation_names())
     try:
         operations = tuple(dict.fromkeys(canonical_name(name) for name in operations))
     except EnvError as exc:
         raise NotATask(f"task.json: {exc.detail}") from None
+    claims = sorted(set(operations) & CLAIM_OPERATIONS)
+    if claims:
+        raise NotATask(f"task.json: {claims} belong to the claim task kinds (use 'kinds')")
     schema = {c: kind_of(gold[c].dtype) for c in gold.columns}
     spec = TaskSpec(
         task_id=folder.name,
@@ -113,7 +121,12 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, Preservation
     return spec, dirty, grader
 
 
-def _task_file(folder: Path) -> TaskFile:
+def cleaning_operation_names() -> list[str]:
+    """Every operation but those of the claim task kinds (which only their kinds allow)."""
+    return [name for name in operation_names() if name not in CLAIM_OPERATIONS]
+
+
+def task_file(folder: Path) -> TaskFile:
     path = folder / "task.json"
     if not path.is_file():
         return TaskFile()
