@@ -30,6 +30,7 @@ _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 _RANGE = re.compile(r"\bfrom (-?[\d,]+) to (-?[\d,]+)")
 _ALIAS = re.compile(r"'([^']+)' means '([^']+)'")
 MAJORITY = 0.8
+RARE_MISSING = 0.1  # at most this share of a column empty: its empty cells are flagged
 
 
 def text(value: Any) -> str:
@@ -76,10 +77,14 @@ def find_errors(rows: list[Row], key: str, description: str) -> Found:
     columns = [c for c in rows[0] if c != key]
     ids = [row[key] for row in rows]
     bounds = limits(description)
+    complete = "no value is missing" in description.lower()
     found: Found = {}
     for name in columns:
         column = Column(name, [text(row.get(name)) for row in rows])
-        for row_id, kind in _column_errors(column, bounds.get(name)).items():
+        # Empty cells are errors where the card says so, or where they are rare: a column
+        # often empty in its own right (an optional field) is left alone.
+        rare = len(column.present) >= (1 - RARE_MISSING) * len(column.values)
+        for row_id, kind in _column_errors(column, bounds.get(name), complete or rare).items():
             found[(ids[row_id], name)] = kind
     for (row, column), kind in _dependency_errors(rows, columns, ids).items():
         found.setdefault((row, column), kind)
@@ -90,7 +95,9 @@ def find_errors(rows: list[Row], key: str, description: str) -> Found:
     return found
 
 
-def _column_errors(column: Column, bound: tuple[float, float] | None) -> dict[int, str]:
+def _column_errors(
+    column: Column, bound: tuple[float, float] | None, flag_missing: bool
+) -> dict[int, str]:
     errors: dict[int, str] = {}
     numeric = column.share(lambda v: bool(_NUMBER.match(v.replace(",", "")))) >= MAJORITY
     dates = column.share(lambda v: bool(_ISO.match(v))) >= MAJORITY
@@ -102,7 +109,8 @@ def _column_errors(column: Column, bound: tuple[float, float] | None) -> dict[in
     year_bound = bound if dates else None
     for i, value in enumerate(column.values):
         if value.lower() in NULL_TOKENS:
-            errors[i] = "missing"
+            if flag_missing:
+                errors[i] = "missing"
         elif numeric:
             plain = value.replace(",", "")
             if not _NUMBER.match(plain):
