@@ -194,16 +194,25 @@ def generate(rng: random.Random, difficulty: str | None = None) -> Planted:
     clean = _clean_rows(rng, rng.randint(low, high))
     columns = list(clean[0])
     dirty = [dict(row) for row in clean]
-    cells = [(i, c) for i in range(len(dirty)) for c in PLANTERS]
+    # Which kinds of error this instance holds: three to six of the seven, so the audit's
+    # categories have to be read from the table.
+    kinds = set(
+        rng.sample(
+            sorted({k for p in PLANTERS.values() for k in p} | {"duplicate_row"}), rng.randint(3, 6)
+        )
+    )
+    planters = {c: {k: f for k, f in p.items() if k in kinds} for c, p in PLANTERS.items()}
+    planters = {c: p for c, p in planters.items() if p}
+    cells = [(i, c) for i in range(len(dirty)) for c in planters]
     errors: dict[Unit, str] = {}
     for i, column in rng.sample(cells, max(2, round(len(cells) * rate))):
-        kind = rng.choice(sorted(PLANTERS[column]))
-        value = PLANTERS[column][kind](rng, clean[i][column], clean[i])
+        kind = rng.choice(sorted(planters[column]))
+        value = planters[column][kind](rng, clean[i][column], clean[i])
         if value.strip() == str(clean[i][column]):
             continue  # reads back as the clean value: not an error
         dirty[i][column] = value
         errors[(str(clean[i][KEY]), column)] = kind
-    copies = max(1 if difficulty != "easy" else 0, round(len(clean) * rate / 3))
+    copies = max(1, round(len(clean) * rate / 3)) if "duplicate_row" in kinds else 0
     next_id = clean[-1][KEY] + 1
     for original in rng.sample(clean, copies):
         copy = {**original, KEY: next_id}
