@@ -35,6 +35,19 @@ PRESERVATION_FIELDS = [
     "row_integrity_score",
     "penalty",
 ]
+# The reward objects of the tasks graded on claims, by TaskSpec.kind.
+CLAIM_REWARD_FIELDS = {
+    "detection": [
+        "total",
+        "detection_precision",
+        "detection_recall",
+        "detection_f1",
+        "type_accuracy",
+        "penalty",
+    ],
+    "standardisation": ["total", "standardisation_score", "cell_share", "penalty"],
+    "audit": ["total", "audit_score", "identify_score", "fix_score", "validate_score", "penalty"],
+}
 # The observation fields that describe the table (a refused step must not change them).
 TABLE_FIELDS = (
     "columns",
