@@ -19,6 +19,7 @@ from dataclean_env.grading import ActionRecord
 from dataclean_env.observation import SAMPLE_ROWS, table_summary
 from dataclean_env.operations import OpContext, OpResult, alias_names, canonical_name, resolve
 from dataclean_env.operations.claims import phase_view
+from dataclean_env.profiles import column_profiles
 from dataclean_env.schemas import (
     Action,
     EpisodeState,
@@ -56,6 +57,7 @@ class Episode:
         self._snapshot = Snapshot.of(self.table)
         self._window = (0, SAMPLE_ROWS)  # the rows observations sample; show_rows moves it
         self._summary = table_summary(self._snapshot)
+        self._profiles = column_profiles(self._snapshot)
         self._scores = task.grader.components(self._snapshot)
         self.reward = self._grade()
         self.last_message = "Episode started. " + self.spec.description
@@ -93,7 +95,8 @@ class Episode:
         self.history.append(record)
         self.messages.append(result.message)
         changed = snapshot is not self._snapshot
-        if changed:  # the table changed: grade it again
+        if changed:  # the table changed: grade and profile it again
+            self._profiles = column_profiles(snapshot, (self._snapshot, self._profiles))
             self.table, self._snapshot = result.table, snapshot
             self._scores = self.task.grader.components(snapshot)
         if result.view is not None:
@@ -137,6 +140,7 @@ class Episode:
             task_description=self.spec.description,
             message=self.last_message if message is None else message,
             **self._phase(),
+            column_profiles=self._profiles,
             **self._summary,
         )
 

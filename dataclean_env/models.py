@@ -15,7 +15,7 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from dataclean_env.operations import alias_names, get_operation, operation_names
-from dataclean_env.schemas import Action, DatasetInfo, HistoryEntry, Reward
+from dataclean_env.schemas import COLUMN_PROFILES_HELP, Action, DatasetInfo, HistoryEntry, Reward
 
 
 def _operation_variants(schema: dict[str, Any]) -> None:
@@ -94,6 +94,9 @@ class CleaningObservation(OpenEnvObservation):
     message: str = ""
     phase: str | None = None
     phases_left: list[str] | None = None
+    column_profiles: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description=COLUMN_PROFILES_HELP
+    )
     score: float = Field(default=0.0, description="Absolute episode score (the reward total).")
     score_components: Reward | None = Field(
         default=None, description="The reward object: components, penalty and total."

@@ -37,6 +37,15 @@ class Action(BaseModel):
         return out
 
 
+COLUMN_PROFILES_HELP = (
+    "Per column, computed from the current table (never gold): `non_null` count, `distinct` "
+    "count, `top_values` as [value, count] pairs (at most 5, most frequent first), for text "
+    "columns `shapes` as [shape, count] pairs (digits shown as 9, capitals as A, small "
+    "letters as a: `3/14/2024` -> `9/99/9999`; at most 5), and `min`/`max` for numeric and "
+    "date columns."
+)
+
+
 class DatasetInfo(BaseModel):
     total_rows: int
     total_columns: int
@@ -63,6 +72,9 @@ class Observation(BaseModel):
     # Phased tasks (the audit): the current phase and those after it; None elsewhere.
     phase: str | None = None
     phases_left: list[str] | None = None
+    column_profiles: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description=COLUMN_PROFILES_HELP
+    )
 
 
 class Reward(BaseModel):

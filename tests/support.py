@@ -57,6 +57,7 @@ TABLE_FIELDS = (
     "duplicate_count",
     "sample_rows",
     "sample_offset",
+    "column_profiles",
     "dataset_info",
 )
 

@@ -38,6 +38,7 @@ OBSERVATION_FIELDS = {
     "available_operations",
     "task_description",
     "message",
+    "column_profiles",
 }
 # Alias -> the operation it stands for; an observation lists the aliases of allowed ones.
 ALIASES = {
