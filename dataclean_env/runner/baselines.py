@@ -20,7 +20,7 @@ from tqdm import tqdm
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
 from dataclean_env.agents.reference import AgentFactory, reference_factories
 from dataclean_env.generation import SPLITS
-from dataclean_env.runner import selection
+from dataclean_env.runner import real_detection, selection
 from dataclean_env.runner.backends import LocalEnvironment
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.report import AgentNote, markdown, plot
@@ -109,6 +109,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--agents", default=",".join(REFERENCE_AGENTS), help="comma-separated")
     p.add_argument("--out-dir", type=Path, default=Path("docs"), help="for the report and plot")
     p.add_argument("--results", type=Path, help="also write every episode as a JSON line")
+    p.add_argument(
+        "--real-tables",
+        type=Path,
+        help="folder of real dirty/clean pairs for the detection section (default: "
+        "datasets/real, else ../shared/real-tables)",
+    )
     p.add_argument("--llm-seeds", default="0-9", help="seeds for the LLM agent (it is slow)")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--max-tokens", type=int, default=512)
@@ -144,7 +150,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Command: `{command}`. {len(results):,} episodes on the `{args.split}` split "
         f"(seeds {args.seeds} of each task), in-process, in {elapsed:.0f} s."
     )
-    (args.out_dir / REPORT).write_text(markdown(summaries, notes, run, PLOT), encoding="utf-8")
+    report = markdown(summaries, notes, run, PLOT)
+    real = args.real_tables or real_detection.default_folder(Path.cwd())
+    if real is not None:
+        report += real_detection.markdown(real_detection.detection_rows(real), real)
+    (args.out_dir / REPORT).write_text(report, encoding="utf-8")
     plot(summaries, args.out_dir / PLOT)
     if args.results:
         out = ResultsFile(args.results)

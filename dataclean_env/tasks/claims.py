@@ -283,7 +283,15 @@ class ClaimsFamily:
         "folders whose task.json lists the kind in `kinds`."
     )
 
-    def __init__(self, parents: Iterable[Path] = (), taken: Iterable[str] = ()):
+    def __init__(
+        self,
+        parents: Iterable[Path] = (),
+        taken: Iterable[str] = (),
+        default_kinds: Iterable[str] = (),
+    ):
+        """`default_kinds`: the kinds of every folder whose task.json names none (or that
+        has no task.json); the baseline report uses it to run detection on real tables."""
+        self.default_kinds = list(default_kinds)
         self.problems: list[str] = []
         self.folders: dict[str, tuple[TaskSpec, Any, tuple, pd.DataFrame]] = {}
         names = set(taken) | set(GENERATED) | set(SHOWCASES)
@@ -291,13 +299,15 @@ class ClaimsFamily:
             if not parent.is_dir():
                 continue
             for folder in sorted(p for p in parent.iterdir() if p.is_dir()):
-                if folder.name.startswith((".", "_")) or not (folder / "task.json").is_file():
+                if folder.name.startswith((".", "_")):
+                    continue
+                if not (folder / "task.json").is_file() and not self.default_kinds:
                     continue
                 self._load(folder, names)
 
     def _load(self, folder: Path, names: set[str]) -> None:
         try:
-            kinds = task_file(folder).kinds
+            kinds = task_file(folder).kinds or self.default_kinds
             if not kinds:
                 return
             source = folder_source(folder)
