@@ -301,3 +301,29 @@ def test_detection_f1_on_rayyan(tmp_path):
     assert heuristic["detection_f1"] == 0.1329
     oracle = OracleAgent(registry.make("rayyan_detection").solution)
     assert run_episode(env, oracle, key, out=io.StringIO()).components["detection_f1"] == 0.9999
+
+
+def test_selection_picks_the_claim_kinds_and_showcases():
+    from dataclean_env.runner.selection import task_ids
+
+    assert task_ids(REGISTRY, None, "showcase") == list(SHOWCASES)
+    assert task_ids(REGISTRY, None, "claims") == [*GENERATED, *SHOWCASES]
+    assert task_ids(REGISTRY, None, "error_detection") == ["error_detection"]
+
+
+def test_the_real_table_section_of_the_baseline_report(tmp_path):
+    from dataclean_env.runner import real_detection
+
+    folder = tmp_path / "contacts"
+    folder.mkdir()
+    for file in ("dirty.csv", "clean.csv"):
+        shutil.copy(REPO / "examples/custom_datasets/contacts" / file, folder / file)
+    rows = real_detection.detection_rows(tmp_path)
+    assert [(r.table, r.agent, r.true_errors) for r in rows] == [
+        ("contacts", "noop-baseline", 12),
+        ("contacts", "heuristic-baseline", 12),
+        ("contacts", "oracle-replay", 12),
+    ]
+    assert (rows[0].f1, rows[2].f1) == (0.0, 1.0)
+    text = real_detection.markdown(rows, tmp_path)
+    assert "| contacts | oracle-replay | 12 | 1.0000 | 1.0000 | 1.0000 |" in text
