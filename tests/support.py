@@ -16,7 +16,16 @@ TASK_IDS = [
 ]
 # The generated families: one task id each, instances chosen by seed and split.
 GENERATED_IDS = ["fix_types", "normalize_dedupe", "full_pipeline", "crm", "orders", "inventory"]
-ALL_TASK_IDS = [*TASK_IDS, *GENERATED_IDS]
+# The tasks graded on claims: generated kinds, then their showcase instances.
+CLAIM_TASK_IDS = [
+    "error_detection",
+    "standardisation",
+    "audit_pipeline",
+    "detection_showcase",
+    "standardisation_showcase",
+    "audit_showcase",
+]
+ALL_TASK_IDS = [*TASK_IDS, *GENERATED_IDS, *CLAIM_TASK_IDS]
 # The reward object of the contract, in its order.
 REWARD_FIELDS = [
     "total",

@@ -36,7 +36,9 @@ NOTES = {
         "heuristic-baseline",
         "`dataclean_env.agents.HeuristicAgent`, the project's baseline: follows the rule "
         "card in the task description (`dataclean_env/rule_card.py`), then walks the "
-        "cleaning pipeline as the observation shows it; never sees the task id or gold",
+        "cleaning pipeline as the observation shows it; on the detection, standardisation "
+        "and audit tasks it pages through the table and claims what a profile of its columns "
+        "backs (`dataclean_env/agents/detector.py`); never sees the task id or gold",
     ),
     "random": AgentNote(
         "random-baseline",

@@ -21,7 +21,7 @@ def _registry(datasets_dir: Path, extra_datasets: str) -> TaskRegistry:
     taken = [*fixed.tasks, *FAMILIES]
     custom = CustomFamily([datasets_dir, *extra], skip=fixed.folders, taken=taken)
     claims = ClaimsFamily([datasets_dir, *extra], taken=[*taken, *custom.tasks])
-    return TaskRegistry([fixed, GeneratedFamily(), custom, claims])
+    return TaskRegistry([fixed, GeneratedFamily(), claims, custom])
 
 
 def registry_for(settings: Settings) -> TaskRegistry:

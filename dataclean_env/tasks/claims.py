@@ -54,7 +54,7 @@ OPERATIONS = {
     "audit": ("show_rows", *AUDIT_PHASES, "finish"),
 }
 SCORING = {
-    "detection": {"detection_score": 1.0},
+    "detection": {"detection_f1": 1.0},  # with half credit for a wrong type, and the cap
     "standardisation": {"standardisation_score": 1.0},
     "audit": dict(AUDIT_WEIGHTS),
 }
