@@ -29,10 +29,12 @@ cells. Nothing here reaches an agent but the three figures.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
@@ -105,11 +107,21 @@ class GradedColumn:
     dirty: tuple[str | None, ...]  # per clean row: dirty text (ABSENT: row not in dirty)
     dirty_right: tuple[bool, ...]
 
+    @cached_property
+    def errors(self) -> tuple[int, ...]:
+        """Clean-row positions whose dirty cell is wrong."""
+        return tuple(i for i, right in enumerate(self.dirty_right) if not right)
+
 
 @dataclass(frozen=True)
 class _Alignment:
     rows: tuple[int | None, ...]  # per clean row: its position in the table, or None
     extra: Counter  # key -> rows beyond the first (or rows of keys clean lacks)
+
+    @cached_property
+    def identity(self) -> bool:
+        """Clean row i is the table's row i, for every i (nothing dropped or moved)."""
+        return self.rows == tuple(range(len(self.rows)))
 
 
 class CellRepairGrader:
@@ -276,7 +288,7 @@ class CellRepairGrader:
     ) -> tuple[int, int, int]:
         """(errors, changed, repaired) of one column; cached by the identity of the column's
         values and of the row alignment (snapshots share unchanged columns' lists)."""
-        errors = sum(1 for right in column.dirty_right if not right)
+        errors = len(column.errors)
         if name is None:  # cannot happen in an episode: every cell is lost
             lost = sum(1 for text in column.dirty if text is not ABSENT)
             return errors, lost, 0
@@ -285,13 +297,16 @@ class CellRepairGrader:
         hit = self._cache.get(cache_key)
         if hit is not None and hit[0] is values and hit[1] is alignment:
             return hit[2]
-        right, changed = _column_state(column, values, kind, alignment)
-        repaired = sum(
-            1
-            for now, was, moved in zip(right, column.dirty_right, changed, strict=True)
-            if now and moved and not was
-        )
-        result = (errors, sum(changed), repaired)
+        if column.kind in (None, "str"):
+            result = (errors, *_text_column_counts(column, values, alignment))
+        else:
+            right, changed = _column_state(column, values, kind, alignment)
+            repaired = sum(
+                1
+                for now, was, moved in zip(right, column.dirty_right, changed, strict=True)
+                if now and moved and not was
+            )
+            result = (errors, sum(changed), repaired)
         self._remember(cache_key, (values, alignment, result))
         return result
 
@@ -320,6 +335,28 @@ def _clean_value(value: Any, kind: str | None, column: str) -> Any:
     if parsed is None:
         raise ValueError(f"the clean column {column!r} is declared {kind} but holds {text!r}")
     return parsed
+
+
+def _text_column_counts(
+    column: GradedColumn, values: list[Any], alignment: _Alignment
+) -> tuple[int, int]:
+    """(changed, repaired) of a text-compared column, in list comprehensions and C-level
+    maps (a few ms per 10,000 cells). A lost row's text is ABSENT: changed unless dirty
+    lacked the row too, and never right."""
+    if alignment.identity:
+        texts = [v.strip() if type(v) is str else cell_text(v) for v in values]
+    else:
+        texts = [
+            ABSENT
+            if row is None
+            else (v.strip() if type(v := values[row]) is str else cell_text(v))
+            for row in alignment.rows
+        ]
+    changed = sum(map(operator.ne, texts, column.dirty))
+    # A wrong dirty cell that now equals clean has changed (its text differs from dirty).
+    clean = column.clean
+    repaired = sum(1 for i in column.errors if texts[i] == clean[i])
+    return changed, repaired
 
 
 def _column_state(

@@ -250,3 +250,53 @@ def test_an_explicit_column_map_matches_columns_by_name(tmp_path: Path) -> None:
 def test_cell_text_renders_what_a_csv_would_hold() -> None:
     assert [cell_text(v) for v in (" a ", 7, 7.0, 7.25, True)] == ["a", "7", "7", "7.25", "True"]
     assert cell_text(pd.Timestamp("2024-01-05")) == "2024-01-05"
+
+
+# ── the grader against the definition, cell by cell ───────────────────────────
+
+STEPS = [
+    ("fill_missing", {"strategy": "constant", "column": "article_jissue", "value": "-1"}),
+    ("replace", {"column": "article_language", "old_value": "ENG", "new_value": "eng"}),
+    ("drop_rows", {"row_ids": [int(DIRTY_ROWS[i]["id"]) for i in (3, 500, 999)]}),
+    ("set_cell", {"row_id": int(DIRTY_ROWS[1]["id"]), "column": "article_jvolumn", "value": "-1"}),
+    ("strip", {}),
+    ("rename_columns", {}),
+    ("lower", {"column": "journal_title"}),
+    ("fix_dtype", {"dtype": "int", "column": "article_jissue"}),
+]
+
+
+def by_definition(episode: Episode) -> tuple[int, int, int]:
+    """(errors, changed, repaired) straight from the definition, on the episode's table."""
+    table = episode.table
+    names = list(table.columns)  # positions are the dirty file's (no op moves columns)
+    rows = {int(v): i for i, v in enumerate(table[names[0]])}
+    errors = changed = repaired = 0
+    for dirty, clean in zip(DIRTY_ROWS, CLEAN_ROWS, strict=True):
+        row = rows.get(int(dirty["id"]))
+        for position, column in enumerate(dirty):
+            if column == "id":
+                continue
+            was, want = dirty[column].strip(), clean[column].strip()
+            now = None
+            if row is not None:
+                value = table[names[position]].iloc[row]
+                now = (
+                    ""
+                    if pd.isna(value)
+                    else cell_text(value.item() if hasattr(value, "item") else value)
+                )
+            errors += was != want
+            changed += now != was
+            repaired += now == want and was != want
+    return errors, changed, repaired
+
+
+@pytest.mark.parametrize("seed", [None, 4])
+def test_the_grader_agrees_with_the_definition(registry: TaskRegistry, seed: int | None) -> None:
+    episode = Episode("check", registry.make("rayyan", seed))
+    grader = episode.task.grader
+    for operation, parameters in STEPS:
+        episode.step(Action(operation=operation, parameters=parameters))
+        counts = grader.counts(episode.snapshot)
+        assert (counts.errors, counts.changed, counts.repaired) == by_definition(episode), operation
