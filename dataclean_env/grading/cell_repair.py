@@ -195,7 +195,6 @@ class CellRepairGrader:
         mapped = {c.clean_name for c in columns}
         unmapped = [c for c in clean.columns if c != key and c not in mapped]
         self._unrepairable = len(unmapped) * len(self.clean_keys)
-        self._headers = tuple((c.dirty_name, c.clean_name) for c in columns)
         self.dirty_errors = self.counts(dirty_snapshot).errors
 
     # ── grading ───────────────────────────────────────────────────────────
