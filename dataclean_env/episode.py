@@ -162,9 +162,17 @@ class Episode:
                 else None
             ),
         }
+        repair = self.repair()
+        if repair is not None:
+            info["repair"] = repair
         if error is not None:
             info["error"] = {"code": error.code, "detail": error.detail}
         return info
+
+    def repair(self) -> dict[str, float] | None:
+        """Real tables: the exact cell-repair precision, recall, F1 and cells changed."""
+        report = getattr(self.task.grader, "repair_report", None)
+        return None if report is None else report(self._scores)
 
     def result(self, error: EnvError | None = None) -> StepResult:
         message = f"Error ({error.code}): {error.detail}" if error else None
@@ -191,6 +199,7 @@ class Episode:
                 HistoryEntry(step=i + 1, operation=r.operation, parameters=r.parameters, message=m)
                 for i, (r, m) in enumerate(zip(self.history, self.messages, strict=True))
             ],
+            repair=self.repair(),
         )
 
 

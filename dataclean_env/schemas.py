@@ -80,9 +80,10 @@ class Observation(BaseModel):
 class Reward(BaseModel):
     """Every field is clamped to [0.0001, 0.9999] and rounded to 4 places.
 
-    The fixed tasks report the five original components; custom (and generated) tasks report
-    repair, preservation and row integrity instead. Components a task does not have are
-    left out of the JSON."""
+    The fixed tasks report the five original components; generated tasks report repair,
+    preservation and row integrity instead, and custom (real) tables the cell-repair
+    precision, recall and F1 (the total). Components a task does not have are left out of
+    the JSON."""
 
     total: float
     duplicate_score: float | None = None
@@ -93,6 +94,9 @@ class Reward(BaseModel):
     repair_score: float | None = None
     preservation_score: float | None = None
     row_integrity_score: float | None = None
+    precision: float | None = None
+    recall: float | None = None
+    f1: float | None = None
     # Tasks graded on claims (dataclean_env/grading/claims.py): detection, standardisation,
     # and the audit's four phases.
     detection_precision: float | None = None
@@ -138,6 +142,15 @@ class EpisodeState(BaseModel):
     shape: list[int]
     reward: Reward
     history: list[HistoryEntry]
+    # Real tables: exact cell-repair precision, recall, F1 and cells changed (else absent).
+    repair: dict[str, float | int] | None = None
+
+    @model_serializer(mode="wrap")
+    def _leave_out_absent(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("repair") is None:
+            data.pop("repair", None)
+        return data
 
 
 class TaskInfo(BaseModel):

@@ -59,7 +59,8 @@ class Snapshot:
         return mask if columns else [i > 0 for i in range(self.n_rows)]
 
     def missing_counts(self) -> dict[str, int]:
-        return {c: sum(1 for v in self.values[c] if v is MISSING) for c in self.columns}
+        # list.count compares by identity first; no other cell equals MISSING.
+        return {c: self.values[c].count(MISSING) for c in self.columns}
 
     # Derived snapshots: an operation that knows what it changed hands the episode the new
     # snapshot directly, instead of having every column read out of pandas again.

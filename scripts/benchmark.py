@@ -314,7 +314,11 @@ def main() -> int:
     ]
     if baselines:
         lines += BASELINE_NOTES
-    args.out.write_text("\n".join(lines), encoding="utf-8")
+    text = "\n".join(lines)
+    old = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
+    if "<!-- real-tables:begin -->" in old:  # scripts/benchmark_real_tables.py's section
+        text += "\n" + old[old.index("<!-- real-tables:begin -->") :]
+    args.out.write_text(text, encoding="utf-8")
     print("\n".join(lines))
     return 0
 

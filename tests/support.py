@@ -16,6 +16,8 @@ TASK_IDS = [
 ]
 # The generated families: one task id each, instances chosen by seed and split.
 GENERATED_IDS = ["fix_types", "normalize_dedupe", "full_pipeline", "crm", "orders", "inventory"]
+# Real tables shipped in datasets/ (custom family, graded by cell-repair F1).
+REAL_IDS = ["rayyan"]
 # The tasks graded on claims: generated kinds, then their showcase instances.
 CLAIM_TASK_IDS = [
     "error_detection",
@@ -24,8 +26,11 @@ CLAIM_TASK_IDS = [
     "detection_showcase",
     "standardisation_showcase",
     "audit_showcase",
+    # from datasets/rayyan, whose task.json lists these kinds
+    "rayyan_detection",
+    "rayyan_audit",
 ]
-ALL_TASK_IDS = [*TASK_IDS, *GENERATED_IDS, *CLAIM_TASK_IDS]
+ALL_TASK_IDS = [*TASK_IDS, *GENERATED_IDS, *CLAIM_TASK_IDS, *REAL_IDS]
 # The reward object of the contract, in its order.
 REWARD_FIELDS = [
     "total",
@@ -44,6 +49,8 @@ PRESERVATION_FIELDS = [
     "row_integrity_score",
     "penalty",
 ]
+# The reward object of custom (real) tables: cell-repair precision, recall and F1.
+REPAIR_FIELDS = ["total", "precision", "recall", "f1", "penalty"]
 # The reward objects of the tasks graded on claims, by TaskSpec.kind.
 CLAIM_REWARD_FIELDS = {
     "detection": [

@@ -4,6 +4,9 @@ Every component counts the errors left in the agent's table and scores the share
 dirty table's errors that are fixed: 1 - errors_now / errors_in_dirty, floored at 0. So doing
 nothing earns 0, and a step that damages good data adds errors and can only lower a score.
 A component whose dirty table has nothing to fix scores 1 while the table stays error-free.
+
+A gold-named column that no longer holds the values dirty already had right (a swap or
+rotation of columns) is not the gold column: every component treats it as absent.
 """
 
 from __future__ import annotations
@@ -30,12 +33,13 @@ def duplicate_errors(facts: GoldFacts, view: TableView) -> int:
 
 
 def missing_errors(facts: GoldFacts, view: TableView) -> int:
-    """Cells missing in dirty (and present in gold) that do not now hold the gold value."""
+    """Cells missing in dirty (and present in gold) that do not now hold the gold value in
+    the gold column (in its place)."""
     errors = 0
-    values = view.snapshot.values
+    values, placed = view.snapshot.values, view.kinds
     for key, column, gold_value in facts.missing_targets:
         row = view.first_row.get(key)
-        if row is None or column not in values:
+        if row is None or column not in placed:
             errors += 1
             continue
         cell = values[column][row]
@@ -45,9 +49,10 @@ def missing_errors(facts: GoldFacts, view: TableView) -> int:
 
 
 def dtype_errors(facts: GoldFacts, view: TableView) -> int:
-    """Gold cells whose column is absent or of the wrong kind, or whose row is absent."""
+    """Gold cells whose column is absent (or misplaced) or of the wrong kind, or whose row
+    is absent."""
     absent_rows = sum(1 for key in facts.gold_keys if key not in view.first_row)
-    kinds = view.snapshot.kinds
+    kinds = view.kinds
     errors = 0
     for column, kind in facts.kinds.items():
         errors += absent_rows if kinds.get(column) == kind else facts.n_rows
@@ -62,10 +67,12 @@ def outlier_errors(facts: GoldFacts, view: TableView) -> int:
 
 
 def schema_errors(facts: GoldFacts, view: TableView) -> int:
-    """Gold columns absent or of the wrong kind, plus columns gold does not have."""
-    kinds = view.snapshot.kinds
-    errors = sum(1 for column, kind in facts.kinds.items() if kinds.get(column) != kind)
-    return errors + sum(1 for column in kinds if column not in facts.kinds)
+    """Gold columns absent, misplaced or of the wrong kind, plus columns gold does not have
+    (a misplaced column is both: another column under a gold name, like a rename away)."""
+    placed = view.kinds
+    errors = sum(1 for column, kind in facts.kinds.items() if placed.get(column) != kind)
+    extra = sum(1 for column in view.snapshot.kinds if column not in facts.kinds)
+    return errors + extra + len(view.misplaced)
 
 
 COMPONENTS: dict[str, ErrorCounter] = {

@@ -7,14 +7,24 @@ the agent's table with gold whatever the row order. Nothing here ever reaches an
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 import pandas as pd
 
 from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import MISSING, is_missing, kind_of, parse_number, snake_case
+from dataclean_env.values import (
+    MISSING,
+    cells_equal,
+    is_missing,
+    kind_of,
+    parse_number,
+    snake_case,
+)
+
+Anchors = Mapping[str, tuple[tuple[str, Any], ...]]  # gold column -> ((key, gold value), ...)
 
 
 @lru_cache(maxsize=65536, typed=True)  # keys repeat on every step; values are hashable cells
@@ -30,11 +40,22 @@ def key_text(value: Any) -> str | None:
 
 @dataclass(frozen=True)
 class TableView:
-    """The agent's table, indexed for grading: row keys and where each key first appears."""
+    """The agent's table, indexed for grading: row keys, where each key first appears, and
+    the gold columns it holds in their place (`kinds`: a gold-named column holding another
+    column's values is `misplaced` and counts as absent)."""
 
     snapshot: Snapshot
     key_counts: Counter
     first_row: dict[str, int]
+    misplaced: frozenset[str] = frozenset()
+
+    @property
+    def kinds(self) -> dict[str, str]:
+        """Kinds of the table's columns, without the misplaced ones."""
+        kinds = self.snapshot.kinds
+        if not self.misplaced:
+            return kinds
+        return {c: k for c, k in kinds.items() if c not in self.misplaced}
 
 
 @dataclass(frozen=True)
@@ -45,6 +66,10 @@ class GoldFacts:
     outlier_keys: frozenset[str]  # rows of the dirty table that gold drops as outliers
     # (key, column, gold value) of every cell that is missing in dirty and present in gold
     missing_targets: tuple[tuple[str, str, Any], ...]
+    # The cells already right in dirty (present and equal to gold), per gold column. No
+    # operation of a fixed task changes a present value, so a column whose anchors no longer
+    # hold gold's values is another column under this one's name (a swap or rotation).
+    anchors: Anchors = field(default_factory=dict)
 
     @property
     def n_rows(self) -> int:
@@ -67,7 +92,26 @@ class GoldFacts:
         for position, key in enumerate(keys):
             if key is not None and key not in first_row:
                 first_row[key] = position
-        return TableView(snapshot, Counter(keys), first_row)
+        return TableView(snapshot, Counter(keys), first_row, self._misplaced(snapshot, first_row))
+
+    def _misplaced(self, snapshot: Snapshot, first_row: dict[str, int]) -> frozenset[str]:
+        """Gold columns present with gold's kind whose present rows no longer hold every
+        value that was already right in dirty."""
+        misplaced = []
+        for column, cells in self.anchors.items():
+            kind = self.kinds[column]
+            if snapshot.kinds.get(column) != kind:
+                continue  # absent or of another kind: already an error where it matters
+            values = snapshot.values[column]
+            for key, gold in cells:
+                row = first_row.get(key)
+                if row is None:
+                    continue
+                cell = values[row]
+                if cell is MISSING or not cells_equal(cell, gold, kind):
+                    misplaced.append(column)
+                    break
+        return frozenset(misplaced)
 
 
 def build_facts(
@@ -90,6 +134,7 @@ def build_facts(
         gold_name = header_map.get(column, column if column in gold.columns else snake_case(column))
         dirty_columns[gold_name] = column
     targets = []
+    anchors: dict[str, list[tuple[str, Any]]] = {}
     for gold_position, gold_key in enumerate(gold_keys):
         dirty_position = dirty_view.first_row.get(gold_key)
         if dirty_position is None:
@@ -99,6 +144,16 @@ def build_facts(
             gold_value = gold[column].iloc[gold_position]
             if source is None or is_missing(gold_value):
                 continue
-            if is_missing(dirty[source].iloc[dirty_position]):
+            dirty_value = dirty[source].iloc[dirty_position]
+            if is_missing(dirty_value):
                 targets.append((gold_key, column, gold_value))
-    return GoldFacts(key, kinds, frozenset(gold_keys), outliers, tuple(targets))
+            elif column != key and cells_equal(dirty_value, gold_value, kinds[column]):
+                anchors.setdefault(column, []).append((gold_key, gold_value))
+    return GoldFacts(
+        key,
+        kinds,
+        frozenset(gold_keys),
+        outliers,
+        tuple(targets),
+        {column: tuple(cells) for column, cells in anchors.items()},
+    )

@@ -130,11 +130,17 @@ def from_tables(
     gold: pd.DataFrame,
     key: str,
     planted: Mapping[Unit, str] | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> Truth:
     """The truth of a dirty/gold pair whose rows share `key` (gold's keys unique). Columns
-    are matched by position when both tables have as many, else by name; the dirty names
-    are the ones claims use. `planted` gives the types the generator planted."""
-    pairs = _column_pairs(list(dirty.columns), list(gold.columns))
+    are matched by `columns` (dirty -> gold) when given, else by position when both tables
+    have as many, else by name; the dirty names are the ones claims use. `planted` gives
+    the types the generator planted."""
+    pairs = (
+        {key: key, **columns}
+        if columns is not None
+        else _column_pairs(list(dirty.columns), list(gold.columns))
+    )
     if key not in pairs:
         raise ValueError(f"the key column {key!r} has no counterpart in the clean table")
     mapping = {d: g for d, g in pairs.items() if d != key}

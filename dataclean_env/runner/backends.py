@@ -29,6 +29,7 @@ class Step:
     components: dict[str, float]
     done: bool
     error: str | None = None  # why the action was refused; the episode did not change
+    repair: dict[str, float] | None = None  # real tables: exact precision, recall, F1
 
 
 class Environment(Protocol):
@@ -86,6 +87,7 @@ def _local_step(result: StepResult) -> Step:
         components=result.reward.model_dump(),
         done=result.done,
         error=error["detail"] if error else None,
+        repair=result.info.get("repair"),
     )
 
 
@@ -137,4 +139,5 @@ def _remote_step(result: Any) -> Step:
         components=components.model_dump() if components is not None else {},
         done=result.done,
         error=error["detail"] if error else None,
+        repair=observation.info.get("repair"),
     )

@@ -1,7 +1,7 @@
 """The baseline report: reference agents (and the LLM, given a key) on the eval split.
 
-Every agent plays the same episodes: each fixed task and each generated family at every
-seed, in-process. The results are summarised per agent and family (`stats.py`) and written
+Every agent plays the same episodes: each fixed task, each generated family and each real
+table shipped in datasets/ (difficulty `real`) at every seed, in-process. The results are summarised per agent and family (`stats.py`) and written
 as docs/BASELINES.md with a plot (`report.py`).
 """
 
@@ -27,7 +27,7 @@ from dataclean_env.runner.report import AgentNote, markdown, plot
 from dataclean_env.runner.results import EpisodeResult, ResultsFile
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.runner.stats import summarise
-from dataclean_env.tasks import TaskRegistry, default_registry
+from dataclean_env.tasks import TaskRegistry, TaskSpec, default_registry
 
 REFERENCE_AGENTS = ("noop", "heuristic", "random", "oracle")
 NOTES = {
@@ -36,9 +36,11 @@ NOTES = {
         "heuristic-baseline",
         "`dataclean_env.agents.HeuristicAgent`, the project's baseline: follows the rule "
         "card in the task description (`dataclean_env/rule_card.py`), then walks the "
-        "cleaning pipeline as the observation shows it; on the detection, standardisation "
-        "and audit tasks it pages through the table and claims what a profile of its columns "
-        "backs (`dataclean_env/agents/detector.py`); never sees the task id or gold",
+        "cleaning pipeline as the observation shows it (on real tables it profiles the "
+        "rows and makes only the repairs a column's own values support; on the detection, "
+        "standardisation and audit tasks it pages through the table and claims what a "
+        "profile of its columns backs, `dataclean_env/agents/detector.py`); never sees the "
+        "task id or gold",
     ),
     "random": AgentNote(
         "random-baseline",
@@ -56,20 +58,25 @@ REPORT, PLOT = "BASELINES.md", "baselines.png"
 
 
 def family_of(registry: TaskRegistry) -> Callable[[str], str]:
-    """Report group of a task: its own id for a generated family, else `fixed`/`custom`."""
+    """Report group of a task: its own id for a generated family or a real table, else
+    `fixed`/`custom`."""
 
     def family(task_id: str) -> str:
         spec = registry.spec(task_id)
-        return task_id if spec.family == "generated" else spec.family
+        return task_id if spec.family == "generated" or _real(spec) else spec.family
 
     return family
 
 
 def baseline_keys(registry: TaskRegistry, seeds: Sequence[int], split: str) -> list[EpisodeKey]:
-    """Every fixed task and generated family at every seed (custom tasks are left out:
-    they depend on what a machine has in its dataset folders)."""
-    tasks = [s.task_id for s in registry.specs() if s.family in ("fixed", "generated")]
+    """Every fixed task, generated family and real table at every seed (other custom tasks
+    are left out: they depend on what a machine has in its dataset folders)."""
+    tasks = [s.task_id for s in registry.specs() if s.family in ("fixed", "generated") or _real(s)]
     return selection.episodes(tasks, seeds, split)
+
+
+def _real(spec: TaskSpec) -> bool:
+    return spec.family == "custom" and spec.difficulty == "real"
 
 
 def play(
@@ -114,8 +121,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--real-tables",
         type=Path,
-        help="folder of real dirty/clean pairs for the detection section (default: "
-        "datasets/real, else ../shared/real-tables)",
+        help="folder of dirty/clean pairs for the detection section (default: the tasks "
+        "whose task.json lists the detection kind, e.g. datasets/rayyan)",
     )
     p.add_argument("--llm-seeds", default="0-9", help="seeds for the LLM agent (it is slow)")
     p.add_argument("--temperature", type=float, default=0.0)
@@ -153,9 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(seeds {args.seeds} of each task), in-process, in {elapsed:.0f} s."
     )
     report = markdown(summaries, notes, run, PLOT)
-    real = args.real_tables or real_detection.default_folder(Path.cwd())
-    if real is not None:
-        report += real_detection.markdown(real_detection.detection_rows(real), real)
+    real = real_detection.folder_registry(args.real_tables) if args.real_tables else registry
+    report += real_detection.markdown(real_detection.detection_rows(real))
     (args.out_dir / REPORT).write_text(report, encoding="utf-8")
     plot(summaries, args.out_dir / PLOT)
     if args.results:

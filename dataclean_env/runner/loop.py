@@ -38,10 +38,11 @@ def run_episode(
     started = time.perf_counter()
     rewards: list[float] = []
     score, components, invalid, rows_lost = 0.0, {}, 0, None
+    repair = None
     crash = None
     try:
         step = env.reset(key)
-        score, components = step.score, step.components
+        score, components, repair = step.score, step.components, step.repair
         budget = step.observation["step"] + step.observation["steps_remaining"]
         while not step.done and len(rewards) < ATTEMPTS_PER_STEP * budget:
             try:
@@ -52,7 +53,7 @@ def run_episode(
                 step = env.step(action)
                 problem = step.error
             invalid += problem is not None
-            score, components = step.score, step.components
+            score, components, repair = step.score, step.components, step.repair
             rewards.append(score)
             print(step_line(len(rewards), action, score, step.done, problem), file=out, flush=True)
         rows_lost = env.rows_lost()
@@ -75,4 +76,5 @@ def run_episode(
         rows_lost=rows_lost,
         wall_time_s=round(time.perf_counter() - started, 4),
         error=crash,
+        repair=repair,
     )

@@ -1,6 +1,6 @@
-"""Error detection on real tables for the baseline report: each dirty/clean folder under a
-directory becomes a detection task (`ClaimsFamily` with default kinds), and the reference
-agents report the cells they find. The numbers are the literature's cell-level error
+"""Error detection on real tables for the baseline report: every custom or real folder whose
+task.json lists the detection kind (datasets/rayyan does), or every dirty/clean folder under
+a directory given on the command line, and the reference agents report the cells they find. The numbers are the literature's cell-level error
 detection precision, recall and F1 (see README, "Detection, standardisation, audit")."""
 
 from __future__ import annotations
@@ -31,20 +31,16 @@ class DetectionRow:
     f1: float
 
 
-def default_folder(root: Path) -> Path | None:
-    """The repository's real tables, else shared/real-tables beside the checkout."""
-    for candidate in (root / "datasets/real", root.parent / "shared/real-tables"):
-        if candidate.is_dir():
-            return candidate
-    return None
+def folder_registry(parent: Path) -> TaskRegistry:
+    """A detection task for every dirty/clean folder under `parent`."""
+    return TaskRegistry([ClaimsFamily([parent], default_kinds=("detection",))])
 
 
-def detection_rows(parent: Path) -> list[DetectionRow]:
-    registry = TaskRegistry([ClaimsFamily([parent], default_kinds=("detection",))])
+def detection_rows(registry: TaskRegistry) -> list[DetectionRow]:
     env = LocalEnvironment(registry)
     rows = []
     for spec in registry.specs():
-        if spec.family != "custom" or not spec.task_id.endswith(SUFFIX):
+        if spec.family != "custom" or spec.kind != "detection":
             continue
         task = registry.make(spec.task_id)
         key = EpisodeKey(spec.task_id, None, "eval")
@@ -68,15 +64,15 @@ def _plain(value: float) -> float:
     return 1.0 if value == 0.9999 else 0.0 if value == 0.0001 else value
 
 
-def markdown(rows: Sequence[DetectionRow], parent: Path) -> str:
+def markdown(rows: Sequence[DetectionRow]) -> str:
     if not rows:
         return ""
     lines = [
         "",
         "## Error detection on real tables",
         "",
-        f"Every dirty/clean pair under `{parent.name}/` as a detection task: an error is a "
-        "cell whose trimmed text differs from the clean file's. Precision = claimed cells "
+        "Each real table as a detection task (`<table>_detection`): an error is a cell whose "
+        "trimmed text differs from the clean file's. Precision = claimed cells "
         "that are errors / cells claimed; recall = errors claimed / errors; F1 their "
         "harmonic mean (error types not counted), as in the error-detection literature.",
         "",

@@ -22,6 +22,8 @@ class EpisodeResult:
     rows_lost: int | None  # gold rows missing at the end (in-process runs only)
     wall_time_s: float
     error: str | None = None  # the exception that ended the episode early, if one did
+    # Real tables: the final cell-repair precision, recall, F1 and cells changed (exact).
+    repair: dict[str, float] | None = None
 
     def record(self) -> dict[str, Any]:
         return asdict(self)

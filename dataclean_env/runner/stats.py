@@ -37,6 +37,19 @@ class Summary:
     exact_rate: float  # episodes ending on a full-table match (score 0.9999)
     mean_rows_lost: float | None  # None when no episode could measure it (remote runs)
     crashed: int
+    repair: RepairSummary | None = None  # real tables only
+
+
+@dataclass(frozen=True)
+class RepairSummary:
+    """Mean cell-repair figures of a group of real-table episodes."""
+
+    f1: float
+    f1_low: float
+    f1_high: float
+    precision: float
+    recall: float
+    cells_changed: float
 
 
 def summarise(results: Iterable[EpisodeResult], family_of: Callable[[str], str]) -> list[Summary]:
@@ -63,4 +76,21 @@ def _summary(agent: str, family: str, group: list[EpisodeResult]) -> Summary:
         exact_rate=sum(r.score >= CEILING for r in group) / len(group),
         mean_rows_lost=float(np.mean(lost)) if lost else None,
         crashed=sum(r.error is not None for r in group),
+        repair=_repair_summary(group),
+    )
+
+
+def _repair_summary(group: list[EpisodeResult]) -> RepairSummary | None:
+    figures = [r.repair for r in group if r.repair is not None]
+    if not figures:
+        return None
+    f1 = [f["f1"] for f in figures]
+    low, high = bootstrap_interval(f1)
+    return RepairSummary(
+        f1=float(np.mean(f1)),
+        f1_low=low,
+        f1_high=high,
+        precision=float(np.mean([f["precision"] for f in figures])),
+        recall=float(np.mean([f["recall"] for f in figures])),
+        cells_changed=float(np.mean([f["cells_changed"] for f in figures])),
     )

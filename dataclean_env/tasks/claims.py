@@ -34,7 +34,7 @@ from dataclean_env.grading.claims import (
 )
 from dataclean_env.grading.truth import ERROR_TYPES, ROW, Truth, from_tables
 from dataclean_env.operations.claims import AUDIT_PHASES, FIX_OPERATIONS, MAX_FIX_STEPS
-from dataclean_env.tasks.custom import GOLD_FILES, ROW_ID, NotATask, task_file
+from dataclean_env.tasks.custom import GOLD_FILES, ROW_ID, NotATask, read_csv, task_file
 from dataclean_env.tasks.registry import Task, TaskSpec
 from dataclean_env.values import kind_of
 
@@ -241,21 +241,13 @@ def showcase_instance(task_id: str) -> tuple[TaskSpec, Any, tuple, pd.DataFrame]
 
 
 # ── custom and real folders ─────────────────────────────────────────────────
-def read_text(path: Path) -> pd.DataFrame:
-    """A CSV as its text: every cell a string, only empty cells missing."""
-    try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
-    except (ValueError, OSError, UnicodeDecodeError) as exc:
-        raise NotATask(f"{path.name} cannot be read as CSV: {exc}") from None
-
-
 def folder_source(folder: Path) -> Source:
     """The pair in `folder` as text, rows matched by task.json's key or by position."""
     gold_path = next((folder / n for n in GOLD_FILES if (folder / n).is_file()), None)
     if not (folder / "dirty.csv").is_file() or gold_path is None:
         raise NotATask("needs dirty.csv and clean.csv (or gold.csv)")
     config = task_file(folder)
-    dirty, gold = read_text(folder / "dirty.csv"), read_text(gold_path)
+    dirty, gold = read_csv(folder / "dirty.csv"), read_csv(gold_path)
     key = config.key
     if key is None:
         if len(dirty) != len(gold):
@@ -264,14 +256,14 @@ def folder_source(folder: Path) -> Source:
         gold.insert(0, ROW_ID, [str(i) for i in range(1, len(gold) + 1)])
         key = ROW_ID
     try:
-        truth = from_tables(dirty, gold, key)
+        truth = from_tables(dirty, gold, key, columns=config.columns)
     except (ValueError, KeyError) as exc:
         raise NotATask(str(exc)) from None
-    card = (
-        config.description
-        or f"A table with {len(dirty)} rows; {key!r} is the protected key and the row id."
-    )
-    return Source(dirty, gold, key, "custom", card, truth)
+    # The folder's description is written for its cleaning task: keep its first sentence
+    # (what the table is), then say how rows are named.
+    first = (config.description or f"A table of {len(dirty)} rows").split(". ")[0].rstrip(".")
+    card = f"{first}. {key} is the protected key and the row id."
+    return Source(dirty, gold, key, config.difficulty, card, truth)
 
 
 class ClaimsFamily:

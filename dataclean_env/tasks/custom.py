@@ -3,11 +3,15 @@
 Task folders are the sub-folders of `datasets/` that task_metadata.json does not claim, and
 the sub-folders of every folder listed in EXTRA_DATASETS (separated like PATH). The task is
 named after its folder. An optional task.json gives `description`, `key` (the column that
-identifies a row), `operations` (allowed) and `max_steps`.
+identifies a row), `operations` (allowed), `max_steps`, `difficulty`, `columns` (dirty
+header -> clean header, when the files' columns cannot be matched by position), `types`
+(clean column -> int, float, bool, datetime or str: typed columns) and `grade_headers`.
 
-Both CSVs are read with only empty cells as missing, so tokens like "N/A" stay visible to
-the agent. Without a key, rows are aligned by position (the two files must then have the
-same number of rows) through a `row_id` column added to both. The key column is protected.
+Both CSVs are read as text with only empty cells as missing, so the agent sees the file as
+written (tokens like "N/A", leading zeros, "64" in a column with gaps) and the grader
+compares against the clean file's text (`grading/cell_repair.py`). Without a key, rows are
+aligned by position (the two files must then have the same number of rows) through a
+`row_id` column added to both. The key column is protected.
 A folder that cannot be a task is reported (logged, and listed in `problems`) and skipped;
 it never stops the server.
 """
@@ -26,11 +30,11 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dataclean_env.errors import EnvError
-from dataclean_env.grading.preservation import WEIGHTS, PreservationGrader
+from dataclean_env.grading.cell_repair import WEIGHTS, CellRepairGrader
 from dataclean_env.operations import canonical_name, operation_names
 from dataclean_env.operations.claims import CLAIM_OPERATIONS
 from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
-from dataclean_env.values import kind_of
+from dataclean_env.values import parse_number
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +51,12 @@ class TaskFile(BaseModel):
     key: str | None = None
     operations: list[str] | None = Field(default=None, min_length=1)
     max_steps: int = Field(default=30, ge=1, le=1000)
+    difficulty: str = Field(default="custom", min_length=1, max_length=32)
+    columns: dict[str, str] | None = None  # dirty header -> clean header
+    types: dict[str, Literal["int", "float", "bool", "datetime", "str"]] = Field(
+        default_factory=dict
+    )
+    grade_headers: bool = False
     # Extra task kinds made from this folder ("detection", "standardisation", "audit"):
     # see tasks/claims.py. The cleaning task is always made.
     kinds: list[Literal["detection", "standardisation", "audit"]] = Field(default_factory=list)
@@ -58,7 +68,7 @@ class NotATask(ValueError):
 
 def read_csv(path: Path) -> pd.DataFrame:
     try:
-        table = pd.read_csv(path, keep_default_na=False, na_values=[""])
+        table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
     except (ValueError, OSError, UnicodeDecodeError) as exc:
         raise NotATask(f"{path.name} cannot be read as CSV: {exc}") from None
     if table.empty or table.shape[1] == 0:
@@ -70,7 +80,7 @@ def read_csv(path: Path) -> pd.DataFrame:
     return table
 
 
-def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, PreservationGrader]:
+def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, CellRepairGrader]:
     if not _TASK_ID.match(folder.name):
         raise NotATask(
             "the folder name must be letters, digits, '.', '_' or '-' (it is the task id)"
@@ -93,8 +103,15 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, Preservation
     for name, table in (("dirty.csv", dirty), (gold_path.name, gold)):
         if key not in table.columns:
             raise NotATask(f"the key column {key!r} is not in {name}")
+        table[key] = _as_keys(table[key])
+    column_map = _column_map(config, dirty, gold, gold_path.name, key)
+    unknown = sorted(set(config.types) - set(gold.columns))
+    if unknown:
+        raise NotATask(f"task.json types names columns {gold_path.name} lacks: {unknown}")
     try:
-        grader = PreservationGrader.for_task(dirty, gold, key)
+        grader = CellRepairGrader(
+            dirty, gold, key, column_map, config.types, grade_headers=config.grade_headers
+        )
     except ValueError as exc:
         raise NotATask(str(exc)) from None
     operations = tuple(config.operations or cleaning_operation_names())
@@ -105,11 +122,11 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, Preservation
     claims = sorted(set(operations) & CLAIM_OPERATIONS)
     if claims:
         raise NotATask(f"task.json: {claims} belong to the claim task kinds (use 'kinds')")
-    schema = {c: kind_of(gold[c].dtype) for c in gold.columns}
+    schema = {c: ("int" if c == key else config.types.get(c, "str")) for c in gold.columns}
     spec = TaskSpec(
         task_id=folder.name,
         family="custom",
-        difficulty="custom",
+        difficulty=config.difficulty,
         description=config.description or _describe(schema, key),
         max_steps=config.max_steps,
         operations=operations,
@@ -126,6 +143,35 @@ def cleaning_operation_names() -> list[str]:
     return [name for name in operation_names() if name not in CLAIM_OPERATIONS]
 
 
+def _as_keys(column: pd.Series) -> pd.Series:
+    """Whole-number keys as integers (row ids an agent types), any other key as text."""
+    numbers = [parse_number(v) for v in column]
+    if all(n is not None and n.is_integer() for n in numbers):
+        return pd.Series([int(n) for n in numbers], index=column.index, dtype="int64")
+    return column
+
+
+def _column_map(
+    config: TaskFile, dirty: pd.DataFrame, gold: pd.DataFrame, gold_name: str, key: str
+) -> dict[str, str]:
+    """Dirty header -> clean header: task.json's `columns`, else by position."""
+    if config.columns is not None:
+        wrong = sorted(set(config.columns) - set(dirty.columns))
+        wrong += sorted(set(config.columns.values()) - set(gold.columns))
+        if wrong:
+            raise NotATask(f"task.json columns names columns the files lack: {wrong}")
+        return {key: key, **config.columns}
+    if len(dirty.columns) != len(gold.columns):
+        raise NotATask(
+            f"dirty.csv has {len(dirty.columns)} columns and {gold_name} {len(gold.columns)}: "
+            f"give task.json a `columns` map (dirty header -> clean header)"
+        )
+    column_map = dict(zip(dirty.columns, gold.columns, strict=True))
+    if column_map[key] != key:
+        raise NotATask(f"the key column {key!r} is not at the same position in both files")
+    return column_map
+
+
 def task_file(folder: Path) -> TaskFile:
     path = folder / "task.json"
     if not path.is_file():
@@ -137,10 +183,12 @@ def task_file(folder: Path) -> TaskFile:
 
 
 def _describe(schema: dict[str, str], key: str) -> str:
-    columns = ", ".join(f"{c} {k}" for c, k in schema.items())
+    typed = [f"{c} {k}" for c, k in schema.items() if k != "str" and c != key]
     return (
-        f"Clean this table so that it matches its hidden clean version. Rows are identified "
-        f"by {key!r} (protected). Target columns: {columns}."
+        f"Repair the cells of this table that differ from its hidden clean version. Rows are "
+        f"identified by {key!r} (protected). Cells are compared as text; headers do not "
+        f"count. Scored by repair F1: wrong changes cost."
+        + (f" Typed columns: {', '.join(typed)}." if typed else "")
     )
 
 
@@ -148,7 +196,7 @@ def _describe(schema: dict[str, str], key: str) -> str:
 class _Loaded:
     spec: TaskSpec
     dirty: pd.DataFrame
-    grader: PreservationGrader
+    grader: CellRepairGrader
 
 
 class CustomFamily:

@@ -16,6 +16,7 @@ import pandas as pd
 
 from dataclean_env.errors import UnknownTask
 from dataclean_env.grading import Grader
+from dataclean_env.grading.cell_repair import CellRepairGrader
 from dataclean_env.grading.preservation import PreservationGrader
 
 
@@ -53,7 +54,7 @@ class TaskSpec:
 class Task:
     spec: TaskSpec
     dirty: pd.DataFrame
-    grader: Grader | PreservationGrader
+    grader: Grader | PreservationGrader | CellRepairGrader
     seed: int | None = None
     split: str = "train"
     # A reference plan that reaches gold (or as close as the operations allow). Never shown

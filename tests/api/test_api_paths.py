@@ -13,7 +13,15 @@ from fastapi.testclient import TestClient
 from dataclean_env import __version__
 from dataclean_env.settings import Settings
 from dataclean_env.tasks.fixed import read_table
-from tests.support import ALL_TASK_IDS, CLAIM_TASK_IDS, GENERATED_IDS, REWARD_FIELDS, TASK_IDS, ok
+from tests.support import (
+    ALL_TASK_IDS,
+    CLAIM_TASK_IDS,
+    GENERATED_IDS,
+    REAL_IDS,
+    REWARD_FIELDS,
+    TASK_IDS,
+    ok,
+)
 
 DATASETS = Settings().datasets_dir
 MAX_STEPS = {
@@ -128,6 +136,7 @@ def test_tasks_scoring_weights(client: TestClient) -> None:
         "crm": preservation,
         "orders": preservation,
         "inventory": preservation,
+        "rayyan": {"f1": 1.0},
         "easy_dedup_rename": {"duplicate_score": 0.5, "schema_score": 0.5},
         "medium_missing_dtype": {"missing_score": 0.5, "dtype_score": 0.5},
         "hard_full_pipeline": {
@@ -477,6 +486,7 @@ def test_tasks_lists_the_families_and_how_to_instantiate_them(client: TestClient
         ("fixed", TASK_IDS),
         ("generated", GENERATED_IDS),
         ("claims", CLAIM_TASK_IDS),
+        ("custom", REAL_IDS),
     ]
     generated = families[1]["instantiate"]
     assert '"seed"' in generated and '"split"' in generated

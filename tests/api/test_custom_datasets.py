@@ -1,5 +1,6 @@
-"""Bring-your-own datasets: folders become tasks through EXTRA_DATASETS, graded by repair,
-preservation and row integrity; bad folders are reported and skipped, never fatal."""
+"""Bring-your-own datasets: folders become tasks through EXTRA_DATASETS, graded by
+cell-repair precision, recall and F1 (grading/cell_repair.py; more in
+tests/unit/test_real_tables.py); bad folders are reported and skipped, never fatal."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from dataclean_env.episode import Episode
 from dataclean_env.errors import InvalidParameters
-from dataclean_env.grading.preservation import PreservationGrader
+from dataclean_env.grading.cell_repair import CellRepairGrader
 from dataclean_env.schemas import Action
 from dataclean_env.server.app import create_app
 from dataclean_env.settings import Settings
@@ -66,23 +67,28 @@ def test_the_example_folder_is_a_task_that_the_documented_fixes_solve() -> None:
     spec = registry.spec("contacts")
     assert (spec.family, spec.max_steps, spec.protected_columns) == ("custom", 20, {"contact_id"})
     episode = Episode("c", registry.make("contacts", 3))
-    # Doing nothing earns what the preserved cells are worth (and the row integrity).
+    # Doing nothing repairs nothing: every field at the floor.
     assert episode.reward.model_dump() == {
-        "total": 0.4,
-        "repair_score": 0.0001,
-        "preservation_score": 0.9999,
-        "row_integrity_score": 0.9999,
+        "total": 0.0001,
+        "precision": 0.0001,
+        "recall": 0.0001,
+        "f1": 0.0001,
         "penalty": 0.0001,
     }
-    totals = [episode.step(Action(**a)).reward.total for a in CONTACTS_PLAN]
-    # 15 cells to repair; the rename alone makes 3 of them right (names already clean).
-    assert totals == [0.52, 0.9999, 0.9999]
+    results = [episode.step(Action(**a)) for a in CONTACTS_PLAN]
+    # 12 cells differ from the clean text (2 names, 1 email, 5 phones, 2 cities, 2 dates);
+    # the rename is cosmetic and earns nothing; the program repairs all 12 and nothing else.
+    assert [r.reward.total for r in results] == [0.0001, 0.9999, 0.9999]
+    assert results[-1].info["repair"] == {
+        "precision": 1.0,
+        "recall": 1.0,
+        "f1": 1.0,
+        "cells_changed": 12,
+    }
 
 
 def test_grader_exact_values_on_a_hand_made_table() -> None:
-    gold = pd.DataFrame(
-        {"id": [1, 2, 3, 4], "name": ["Ana", "Bo", "Cy", "Di"], "n": [1.0, 2.0, 3.0, 4.0]}
-    )
+    gold = pd.DataFrame({"id": [1, 2, 3, 4], "name": ["Ana", "Bo", "Cy", "Di"], "n": list("1234")})
     dirty = pd.DataFrame(
         {
             "id": [1, 2, 3, 3, 4],
@@ -90,33 +96,28 @@ def test_grader_exact_values_on_a_hand_made_table() -> None:
             "n": ["1", "x", "3", "3", None],
         }
     )
-    grader = PreservationGrader.for_task(dirty, gold, "id")
-    # To repair: the name of 1 and every n (text, not yet numbers): 5 cells; to preserve: 3.
-    assert (len(grader.to_repair), len(grader.to_preserve)) == (5, 3)
+    grader = CellRepairGrader(dirty, gold, "id", {"id": "id", "name": "name", "n": "n"})
+    # Errors: the name of 1, n of 2 and of 4 (3 cells), and the extra copy of row 3 (2 cells).
+    assert grader.dirty_errors == 5
 
     def scores(table: pd.DataFrame) -> dict[str, float]:
-        return grader.components(Snapshot.of(table))
+        return grader.counts(Snapshot.of(table)).scores()
 
-    assert scores(dirty) == {
-        "repair_score": 0.0,
-        "preservation_score": 1.0,
-        "row_integrity_score": 1 - 1 / 9,  # one extra row of 5 submitted + 4 expected
-    }
-    assert scores(gold) == {
-        "repair_score": 1.0,
-        "preservation_score": 1.0,
-        "row_integrity_score": 1.0,
-    }
-    damaged = gold.drop(index=[1]).assign(name=["Ana", "Cy", "XX"])  # lose row 2, break Di
-    assert scores(damaged) == {
-        "repair_score": 4 / 5,  # row 2's n is gone with its row
-        "preservation_score": 1 / 3,  # Bo's name gone, Di's name broken
-        "row_integrity_score": 1 - 1 / 7,
-    }
-    as_text = gold.assign(n=["1", "2", "3", "4"])  # right digits, wrong type
-    assert scores(as_text)["repair_score"] == 1 / 5
+    assert scores(dirty) == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    assert scores(gold) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    # Lose row 2 (its 2 cells change: Bo was right), break Di, fix nothing else.
+    damaged = dirty.drop(index=[1]).reset_index(drop=True)
+    damaged.loc[3, "name"] = "XX"
+    counts = grader.counts(Snapshot.of(damaged))
+    assert (counts.errors, counts.changed, counts.repaired) == (5, 3, 0)
+    # Fix the name of 1 and drop the extra copy of 3: 3 repairs of 3 changes, of 5 errors.
+    fixed = dirty.drop(index=[3]).reset_index(drop=True)
+    fixed.loc[0, "name"] = "Ana"
+    assert scores(fixed) == {"precision": 1.0, "recall": 3 / 5, "f1": 2 * 3 / (3 + 5)}
     shuffled = gold.iloc[[3, 1, 0, 2]].reset_index(drop=True)
     assert scores(shuffled) == scores(gold)
+    renamed = gold.rename(columns={"name": "NAME", "n": "count"})
+    assert scores(renamed) == scores(gold)  # headers are cosmetic
     reward = grader.reward(Snapshot.of(gold), [], 10)
     assert reward["total"] == 0.9999  # exactly 1.0 before the clamp
 
@@ -131,9 +132,13 @@ def test_folders_without_a_key_are_aligned_by_position(tmp_path) -> None:
     assert episode.spec.protected_columns == {"row_id"}
     with pytest.raises(InvalidParameters, match="protected"):
         episode.step(Action(operation="fix_dtype", parameters={"column": "row_id", "dtype": "str"}))
-    episode.step(Action(operation="strip", parameters={"column": "name"}))
-    episode.step(Action(operation="replace_missing", parameters={"tokens": ["n/a"]}))
-    # The clean file's age is a number column: the text must also become numbers.
+    # Cells compare trimmed: " ana " is already right; only BOB's age "N/A" is wrong.
+    assert episode.step(Action(operation="strip", parameters={"column": "name"})).info[
+        "repair"
+    ] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "cells_changed": 0}
+    result = episode.step(Action(operation="replace_missing", parameters={"tokens": ["n/a"]}))
+    assert result.reward.total == 0.9999
+    # Without declared types a number is compared as the text it stands for.
     result = episode.step(
         Action(operation="fix_dtype", parameters={"column": "age", "dtype": "float"})
     )
@@ -153,8 +158,8 @@ def test_a_few_thousand_rows_load_and_step(tmp_path) -> None:
     (folder / "task.json").write_text('{"key": "id"}')
     registry = registry_for(Settings(extra_datasets=str(tmp_path / "big")))
     episode = Episode("b", registry.make("cities", 1))
-    assert episode.reward.total == round(0.2 * (1000 / 1000) + 0.2, 4)
-    episode.step(Action(operation="strip"))
+    assert episode.reward.total == 0.0001  # 2,000 cells read "paris", clean says "Paris"
+    assert episode.step(Action(operation="strip")).info["repair"]["cells_changed"] == 0
     assert (
         episode.step(Action(operation="title", parameters={"column": "city"})).reward.total
         == 0.9999
@@ -170,6 +175,9 @@ BAD_FOLDERS = {
     "key_missing": ("a\n1\n", "a\n1\n", '{"key": "id"}', "key column 'id' is not in dirty.csv"),
     "key_repeats": ("id,a\n1,x\n", "id,a\n1,x\n1,y\n", '{"key": "id"}', "must be unique"),
     "empty": ("a\n", "a\n", None, "has no rows"),
+    "columns_differ": ("a,b\n1,2\n", "a\n1\n", None, "give task.json a `columns` map"),
+    "bad_map": ("a,b\n1,2\n", "a\n1\n", '{"columns": {"b": "z"}}', "files lack: ['z']"),
+    "bad_type": ("a\nx\n", "a\nx\n", '{"types": {"a": "int"}}', "declared int but holds 'x'"),
     "easy_dedup_rename": ("a\n1\n", "a\n1\n", None, "already taken"),
     "bad name!": ("a\n1\n", "a\n1\n", None, "folder name"),
 }
@@ -179,7 +187,7 @@ def test_bad_folders_are_reported_and_skipped_and_the_server_still_serves(tmp_pa
     parent = tmp_path / "mixed"
     for name, (dirty, clean, task, _) in BAD_FOLDERS.items():
         write(parent / name, dirty, clean, task)
-    write(parent / "good", "id,a\n1, x\n", "id,a\n1,x\n", '{"key": "id"}')
+    write(parent / "good", "id,a\n1,X\n", "id,a\n1,x\n", '{"key": "id"}')
     (parent / "stray.txt").write_text("not a folder")
     missing = tmp_path / "nowhere"
     settings = Settings(extra_datasets=os.pathsep.join([str(parent), str(missing)]))
@@ -196,21 +204,25 @@ def test_bad_folders_are_reported_and_skipped_and_the_server_still_serves(tmp_pa
         }
         listed = {t["task_id"]: t for t in client.get("/tasks").json()["tasks"]}
         assert listed["good"]["family"] == "custom"
-        assert listed["good"]["scoring"] == {
-            "repair_score": 0.6,
-            "preservation_score": 0.2,
-            "row_integrity_score": 0.2,
-        }
+        assert listed["good"]["scoring"] == {"f1": 1.0}
         body = client.post("/reset/good", json={"episode_id": "g"}).json()
         assert body["reward"] == {
-            "total": 0.4,
-            "repair_score": 0.0001,
-            "preservation_score": 0.9999,
-            "row_integrity_score": 0.9999,
+            "total": 0.0001,
+            "precision": 0.0001,
+            "recall": 0.0001,
+            "f1": 0.0001,
             "penalty": 0.0001,
         }
-        step = client.post("/step/good", json={"episode_id": "g", "operation": "strip"}).json()
+        step = client.post("/step/good", json={"episode_id": "g", "operation": "lower"}).json()
         assert step["reward"]["total"] == 0.9999
+        assert step["info"]["repair"] == {
+            "precision": 1.0,
+            "recall": 1.0,
+            "f1": 1.0,
+            "cells_changed": 1,
+        }
+        state = client.get("/state", params={"episode_id": "g"}).json()
+        assert state["repair"] == step["info"]["repair"]
 
 
 def test_extra_datasets_is_read_from_the_environment(tmp_path, monkeypatch) -> None:

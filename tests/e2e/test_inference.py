@@ -163,8 +163,9 @@ def test_selection_flags_and_the_results_file(registry, tmp_path, capsys) -> Non
         _, steps, end = check_episode_lines(lines)
         assert set(record) == {
             "task_id", "split", "seed", "model", "steps", "score", "success",
-            "components", "invalid_actions", "rows_lost", "wall_time_s", "error",
+            "components", "invalid_actions", "rows_lost", "wall_time_s", "error", "repair",
         }  # fmt: skip
+        assert record["repair"] is None  # only real tables report cell-repair figures
         assert record["split"] == "test"
         assert record["model"] == "oracle-replay"
         assert record["score"] == record["components"]["total"] == 0.9999
@@ -197,3 +198,24 @@ def test_env_url_runs_the_same_episodes_against_a_real_server(live_server, capsy
     assert len(episodes_of(remote)) == 2
     for lines in episodes_of(remote):
         check_episode_lines(lines)
+
+
+def test_real_table_repair_figures_are_the_same_in_process_and_over_ws(
+    live_server, tmp_path, capsys
+) -> None:
+    """The results file carries precision/recall/F1 for rayyan, read from info['repair']
+    in-process and from the /ws observation's info remotely."""
+    argv = ["--tasks", "rayyan", "--seeds", "1", "--agent", "random"]
+    local_file, remote_file = tmp_path / "local.jsonl", tmp_path / "remote.jsonl"
+    assert inference.main([*argv, "--results", str(local_file)]) == 0
+    local = capsys.readouterr().out
+    argv += ["--env-url", live_server.url, "--results", str(remote_file)]
+    assert inference.main(argv) == 0
+    assert capsys.readouterr().out == local
+    (local_record,) = [json.loads(line) for line in local_file.read_text().splitlines()]
+    (remote_record,) = [json.loads(line) for line in remote_file.read_text().splitlines()]
+    repair = local_record["repair"]
+    assert set(repair) == {"precision", "recall", "f1", "cells_changed"}
+    assert repair["cells_changed"] > 0  # the random agent changes cells
+    assert remote_record["repair"] == repair
+    assert local_record["score"] == max(0.0001, round(repair["f1"], 4))

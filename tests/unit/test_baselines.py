@@ -21,6 +21,7 @@ from dataclean_env.tasks import default_registry
 
 AGENTS = ["noop-baseline", "heuristic-baseline", "random-baseline", "oracle-replay"]
 FAMILIES = ["fixed"] + [s.task_id for s in default_registry().specs() if s.family == "generated"]
+REAL_TABLES = [s.task_id for s in default_registry().specs() if s.difficulty == "real"]
 SEEDS = [0, 1, 2]
 
 
@@ -43,7 +44,7 @@ def test_bootstrap_interval_is_exact_on_small_cases() -> None:
 def table_rows(report: str) -> dict[tuple[str, str], list[str]]:
     """(family, agent) -> the other cells of the results table."""
     rows = {}
-    for line in report.splitlines():
+    for line in report.split("### Real tables")[0].splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
         if len(cells) == 8 and cells[1].startswith("`"):
             rows[(cells[0], cells[1].strip("`"))] = cells[2:]
@@ -58,13 +59,13 @@ def test_a_small_baseline_run_writes_a_report_with_recomputable_numbers(registry
     report = (tmp_path / "BASELINES.md").read_text()
     assert f"`uv run python scripts/baselines.py --seeds 0-2 --out-dir {tmp_path}" in report
     rows = table_rows(report)
-    assert list(rows) == [(f, a) for f in FAMILIES for a in AGENTS]
+    assert list(rows) == [(f, a) for f in [*FAMILIES, *REAL_TABLES] for a in AGENTS]
     assert (tmp_path / "baselines.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     keys = baseline_keys(registry, SEEDS, "eval")
     assert len(results.read_text().splitlines()) == len(AGENTS) * len(keys)
 
     family = family_of(registry)
-    for name in FAMILIES:
+    for name in [*FAMILIES, *REAL_TABLES]:
         # No-op: the dirty table's own score, as a fresh episode reports it.
         episodes = [
             Episode("check", registry.make(k.task_id, k.seed, k.split))
@@ -91,6 +92,24 @@ def test_a_small_baseline_run_writes_a_report_with_recomputable_numbers(registry
 
     # The random agent's numbers come from its episodes in the results file.
     records = [json.loads(line) for line in results.read_text().splitlines()]
+    # Real tables: precision, recall and F1 in the results and in their own report table.
+    assert REAL_TABLES == ["rayyan"]
+    rayyan = [r for r in records if r["task_id"] == "rayyan"]
+    assert len(rayyan) == len(AGENTS) * len(SEEDS)
+    assert all(set(r["repair"]) == {"precision", "recall", "f1", "cells_changed"} for r in rayyan)
+    assert all(r["repair"] is None for r in records if r["task_id"] != "rayyan")
+    random_f1 = [r["repair"]["f1"] for r in rayyan if r["model"] == "random-baseline"]
+    low, high = bootstrap_interval(random_f1)
+    random_row = next(
+        line
+        for line in report.split("### Real tables")[1].splitlines()
+        if line.startswith("| rayyan | `random-baseline` | 3 | ")
+    )
+    assert f"| {np.mean(random_f1):.4f} | [{low:.4f}, {high:.4f}] |" in random_row
+    assert (
+        "| rayyan | `noop-baseline` | 3 | 0.0000 | [0.0000, 0.0000] | 0.0000 | 0.0000 | 0.0 |"
+        in report
+    )
     fixed_random = [
         r for r in records if r["model"] == "random-baseline" and family(r["task_id"]) == "fixed"
     ]

@@ -277,7 +277,7 @@ def test_detection_and_audit_on_a_custom_folder(tmp_path):
 
 def _rayyan() -> Path | None:
     # the repository's copy, else shared/ beside the checkout (or beside its worktree folder)
-    candidates = [REPO / "datasets/real/rayyan"]
+    candidates = [REPO / "datasets/rayyan"]
     candidates += [parent / "shared/real-tables/rayyan" for parent in REPO.parents[:2]]
     for candidate in candidates:
         if (candidate / "dirty.csv").is_file():
@@ -307,7 +307,8 @@ def test_selection_picks_the_claim_kinds_and_showcases():
     from dataclean_env.runner.selection import task_ids
 
     assert task_ids(REGISTRY, None, "showcase") == list(SHOWCASES)
-    assert task_ids(REGISTRY, None, "claims") == [*GENERATED, *SHOWCASES]
+    real = ["rayyan_detection", "rayyan_audit"]
+    assert task_ids(REGISTRY, None, "claims") == [*GENERATED, *SHOWCASES, *real]
     assert task_ids(REGISTRY, None, "error_detection") == ["error_detection"]
 
 
@@ -318,12 +319,22 @@ def test_the_real_table_section_of_the_baseline_report(tmp_path):
     folder.mkdir()
     for file in ("dirty.csv", "clean.csv"):
         shutil.copy(REPO / "examples/custom_datasets/contacts" / file, folder / file)
-    rows = real_detection.detection_rows(tmp_path)
+    rows = real_detection.detection_rows(real_detection.folder_registry(tmp_path))
     assert [(r.table, r.agent, r.true_errors) for r in rows] == [
         ("contacts", "noop-baseline", 12),
         ("contacts", "heuristic-baseline", 12),
         ("contacts", "oracle-replay", 12),
     ]
     assert (rows[0].f1, rows[2].f1) == (0.0, 1.0)
-    text = real_detection.markdown(rows, tmp_path)
+    text = real_detection.markdown(rows)
     assert "| contacts | oracle-replay | 12 | 1.0000 | 1.0000 | 1.0000 |" in text
+
+
+def test_rayyan_ships_its_detection_and_audit_tasks():
+    task = REGISTRY.make("rayyan_detection")
+    assert task.grader.truth.count == 948
+    assert task.spec.description.startswith("Bibliographic records of medical articles")
+    assert "id is the protected key and the row id." in task.spec.description
+    audit = episode("rayyan_audit", None)
+    assert audit.spec.phases == ("audit", "identify", "fix", "validate")
+    assert play(audit, *audit.task.solution)["total"] == 0.9999

@@ -18,7 +18,7 @@ from dataclean_env.errors import EnvError
 from dataclean_env.operations import alias_names, operation_names
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import TaskRegistry
-from tests.support import CLAIM_REWARD_FIELDS, PRESERVATION_FIELDS, REWARD_FIELDS
+from tests.support import CLAIM_REWARD_FIELDS, PRESERVATION_FIELDS, REPAIR_FIELDS, REWARD_FIELDS
 
 SEEDS = range(30)
 SEQUENCES_PER_SEED = 4
@@ -88,7 +88,9 @@ def random_action(rng: random.Random, columns: list[str]) -> dict[str, Any]:
 
 def check_reward(episode: Episode) -> None:
     reward = episode.reward.model_dump()
-    expected = REWARD_FIELDS if episode.spec.family == "fixed" else PRESERVATION_FIELDS
+    expected = {"fixed": REWARD_FIELDS, "custom": REPAIR_FIELDS}.get(
+        episode.spec.family, PRESERVATION_FIELDS
+    )
     expected = CLAIM_REWARD_FIELDS.get(episode.spec.kind, expected)
     assert list(reward) == expected
     for field, value in reward.items():
