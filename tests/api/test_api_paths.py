@@ -124,12 +124,15 @@ def test_tasks_scoring_weights(client: TestClient) -> None:
     preservation = {"repair_score": 0.6, "preservation_score": 0.2, "row_integrity_score": 0.2}
     audit = {"audit_score": 0.15, "identify_score": 0.3, "fix_score": 0.4, "validate_score": 0.15}
     assert scoring == {
-        **{task_id: {"detection_f1": 1.0} for task_id in ("error_detection", "detection_showcase")},
+        **{
+            task_id: {"detection_f1": 1.0}
+            for task_id in ("error_detection", "detection_showcase", "rayyan_detection")
+        },
         **{
             task_id: {"standardisation_score": 1.0}
             for task_id in ("standardisation", "standardisation_showcase")
         },
-        **{task_id: audit for task_id in ("audit_pipeline", "audit_showcase")},
+        **{task_id: audit for task_id in ("audit_pipeline", "audit_showcase", "rayyan_audit")},
         "fix_types": preservation,
         "normalize_dedupe": preservation,
         "full_pipeline": preservation,
