@@ -49,3 +49,26 @@ def test_ws_phase_order_is_an_error_frame_and_the_session_goes_on(server) -> Non
         step = env.step(CleaningAction(operation="audit", parameters={"categories": ["missing"]}))
         assert step.observation.info.get("error") is None
         assert step.observation.phases_left == ["identify", "fix", "validate"]
+
+
+def test_inference_runs_the_claim_kinds_with_the_heuristic_offline(monkeypatch, capsys) -> None:
+    import inference
+
+    for name in ("HF_TOKEN", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    argv = ["--family", "claims", "--seeds", "0", "--split", "eval", "--episodes", "6"]
+    assert inference.main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    starts = [line for line in lines if line.startswith("[START]")]
+    ends = [line for line in lines if line.startswith("[END]")]
+    assert [s.split()[1] for s in starts] == [
+        "task=error_detection",
+        "task=standardisation",
+        "task=audit_pipeline",
+        "task=detection_showcase",
+        "task=standardisation_showcase",
+        "task=audit_showcase",
+    ]
+    assert all(" model=heuristic-baseline" in s for s in starts)
+    scores = [float(e.split("score=")[1].split()[0]) for e in ends]
+    assert len(scores) == 6 and all(0.3 <= s <= 1.0 for s in scores), ends
