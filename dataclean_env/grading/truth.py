@@ -146,7 +146,7 @@ def from_tables(
     mapping = {d: g for d, g in pairs.items() if d != key}
     gold_rows = _gold_rows(gold, pairs[key], mapping)
     dirty_snapshot = Snapshot.of(dirty)
-    profiles = {c: _GoldColumn.of([row[c] for row in gold_rows.values()]) for c in mapping}
+    profiles = {c: GoldColumn.of([row[c] for row in gold_rows.values()]) for c in mapping}
     errors: dict[Unit, str] = {}
     seen: set[str] = set()
     for position, value in enumerate(dirty_snapshot.values[key]):
@@ -183,7 +183,7 @@ def _gold_rows(gold: pd.DataFrame, key: str, mapping: dict[str, str]) -> dict[st
 
 
 @dataclass(frozen=True)
-class _GoldColumn:
+class GoldColumn:
     """What `classify` needs of a gold column: its distinct texts and numeric range."""
 
     texts: frozenset[str]
@@ -192,7 +192,7 @@ class _GoldColumn:
     numeric: bool
 
     @classmethod
-    def of(cls, texts: Sequence[str]) -> _GoldColumn:
+    def of(cls, texts: Sequence[str]) -> GoldColumn:
         present = [t for t in texts if t]
         numbers = [n for n in (parse_number(t) for t in present) if n is not None]
         numeric = bool(present) and len(numbers) == len(present)
@@ -205,7 +205,7 @@ def _shape(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.lower())
 
 
-def classify(dirty: str, gold: str, column: _GoldColumn) -> str:
+def classify(dirty: str, gold: str, column: GoldColumn) -> str:
     """The type of one differing cell, read from its dirty and gold texts (for tables that
     come without planted types). The first rule that applies wins:
     missing (dirty empty or a null token) > wrong_type (gold a number, dirty not) >

@@ -21,7 +21,9 @@ from dataclean_env.tasks import default_registry
 
 AGENTS = ["noop-baseline", "heuristic-baseline", "random-baseline", "oracle-replay"]
 FAMILIES = ["fixed"] + [s.task_id for s in default_registry().specs() if s.family == "generated"]
-REAL_TABLES = [s.task_id for s in default_registry().specs() if s.difficulty == "real"]
+REAL_TABLES = [
+    s.task_id for s in default_registry().specs() if s.difficulty == "real" and s.kind == "clean"
+]
 SEEDS = [0, 1, 2]
 
 

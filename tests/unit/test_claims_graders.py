@@ -14,7 +14,7 @@ from dataclean_env.grading.claims import (
     detection_scores,
 )
 from dataclean_env.grading.penalties import ActionRecord
-from dataclean_env.grading.truth import ROW, _GoldColumn, classify, error_type, from_tables
+from dataclean_env.grading.truth import ROW, GoldColumn, classify, error_type, from_tables
 from dataclean_env.snapshot import Snapshot
 
 GOLD = pd.DataFrame(
@@ -59,12 +59,12 @@ def test_columns_are_matched_by_position_when_the_counts_agree():
 
 
 def test_classify_reads_types_from_the_two_texts():
-    numbers = _GoldColumn.of(["10", "20", "30"])
+    numbers = GoldColumn.of(["10", "20", "30"])
     assert classify("N/A", "10", numbers) == "missing"
     assert classify("ten", "10", numbers) == "wrong_type"
     assert classify("500", "10", numbers) == "out_of_range"
     assert classify("20", "10", numbers) == "inconsistent"
-    words = _GoldColumn.of(["Paris", "Lyon"])
+    words = GoldColumn.of(["Paris", "Lyon"])
     assert classify("PARIS", "Paris", words) == "bad_format"
     assert classify("Pariss", "Paris", words) == "not_in_domain"
     assert classify("Lyon", "Paris", words) == "inconsistent"
