@@ -19,6 +19,7 @@ from dataclean_env.grading import ActionRecord
 from dataclean_env.grading.reward import FLOOR, reward_object
 from dataclean_env.observation import SAMPLE_ROWS, table_summary
 from dataclean_env.operations import OpContext, OpResult, alias_names, canonical_name, resolve
+from dataclean_env.operations.claims import phase_view
 from dataclean_env.profiles import column_profiles
 from dataclean_env.schemas import (
     Action,
@@ -99,6 +100,7 @@ class Episode:
             self._snapshot,
             protected_columns=self.spec.protected_columns,
             allowed_operations=self._allowed,
+            history=tuple(record.operation for record in self.history),
         )
         try:
             result = op.apply(self.table, params, context)
@@ -164,9 +166,16 @@ class Episode:
             available_operations=self._operations,
             task_description=self.spec.description,
             message=self.last_message if message is None else message,
+            **self._phase(),
             column_profiles=self._profiles,
             **self._summary,
         )
+
+    def _phase(self) -> dict[str, Any]:
+        if not self.spec.phases:
+            return {}
+        phase, left = phase_view(self.spec.phases, [r.operation for r in self.history])
+        return {"phase": phase, "phases_left": left}
 
     def info(self, error: EnvError | None = None) -> dict[str, Any]:
         info: dict[str, Any] = {

@@ -62,6 +62,13 @@ class OperationFailed(EnvError):
     status = 422
 
 
+class PhaseOutOfOrder(EnvError):
+    """A phased task (the audit) was sent a phase before its turn or after it was over."""
+
+    code = "PHASE_OUT_OF_ORDER"
+    status = 409
+
+
 class EpisodeFinished(EnvError):
     code = "EPISODE_FINISHED"
     status = 409

@@ -34,11 +34,29 @@ def _operation_variants(schema: dict[str, Any]) -> None:
         {
             "properties": {
                 "operation": {"const": name},
-                "parameters": get_operation(name).params_model.model_json_schema(),
+                "parameters": _inlined(get_operation(name).params_model.model_json_schema()),
             }
         }
         for name in operation_names()
     ]
+
+
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with its nested models (report_errors' cells) written in place of their
+    "#/$defs/..." references, which would not resolve inside the action's schema."""
+    definitions = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            if ref.startswith("#/$defs/") and ref[8:] in definitions:
+                return inline(definitions[ref[8:]])
+            return {k: inline(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(v) for v in node]
+        return node
+
+    return inline(schema)
 
 
 class CleaningAction(OpenEnvAction):
@@ -94,6 +112,8 @@ class CleaningObservation(OpenEnvObservation):
     available_operations: list[str] = Field(default_factory=list)
     task_description: str = ""
     message: str = ""
+    phase: str | None = None
+    phases_left: list[str] | None = None
     column_profiles: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description=COLUMN_PROFILES_HELP
     )

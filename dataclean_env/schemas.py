@@ -80,6 +80,11 @@ class Observation(BaseModel):
     message: str = Field(
         default="", description="What the last step did, or why the action was refused."
     )
+    # Phased tasks (the audit): the current phase and those after it; None elsewhere.
+    phase: str | None = Field(default=None, description="The audit's current phase.")
+    phases_left: list[str] | None = Field(
+        default=None, description="The audit's phases after the current one."
+    )
     column_profiles: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description=COLUMN_PROFILES_HELP
     )
@@ -105,6 +110,18 @@ class Reward(BaseModel):
     precision: float | None = None
     recall: float | None = None
     f1: float | None = None
+    # Tasks graded on claims (dataclean_env/grading/claims.py): detection, standardisation,
+    # and the audit's four phases.
+    detection_precision: float | None = None
+    detection_recall: float | None = None
+    detection_f1: float | None = None
+    type_accuracy: float | None = None
+    standardisation_score: float | None = None
+    cell_share: float | None = None
+    audit_score: float | None = None
+    identify_score: float | None = None
+    fix_score: float | None = None
+    validate_score: float | None = None
     penalty: float
 
     @model_serializer(mode="wrap")

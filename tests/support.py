@@ -18,7 +18,19 @@ TASK_IDS = [
 GENERATED_IDS = ["fix_types", "normalize_dedupe", "full_pipeline", "crm", "orders", "inventory"]
 # Real tables shipped in datasets/ (custom family, graded by cell-repair F1).
 REAL_IDS = ["rayyan"]
-ALL_TASK_IDS = [*TASK_IDS, *GENERATED_IDS, *REAL_IDS]
+# The tasks graded on claims: generated kinds, then their showcase instances.
+CLAIM_TASK_IDS = [
+    "error_detection",
+    "standardisation",
+    "audit_pipeline",
+    "detection_showcase",
+    "standardisation_showcase",
+    "audit_showcase",
+    # from datasets/rayyan, whose task.json lists these kinds
+    "rayyan_detection",
+    "rayyan_audit",
+]
+ALL_TASK_IDS = [*TASK_IDS, *GENERATED_IDS, *CLAIM_TASK_IDS, *REAL_IDS]
 # The reward object of the contract, in its order.
 REWARD_FIELDS = [
     "total",
@@ -39,6 +51,19 @@ PRESERVATION_FIELDS = [
 ]
 # The reward object of custom (real) tables: cell-repair precision, recall and F1.
 REPAIR_FIELDS = ["total", "precision", "recall", "f1", "penalty"]
+# The reward objects of the tasks graded on claims, by TaskSpec.kind.
+CLAIM_REWARD_FIELDS = {
+    "detection": [
+        "total",
+        "detection_precision",
+        "detection_recall",
+        "detection_f1",
+        "type_accuracy",
+        "penalty",
+    ],
+    "standardisation": ["total", "standardisation_score", "cell_share", "penalty"],
+    "audit": ["total", "audit_score", "identify_score", "fix_score", "validate_score", "penalty"],
+}
 # The observation fields that describe the table (a refused step must not change them).
 TABLE_FIELDS = (
     "columns",

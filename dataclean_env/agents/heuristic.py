@@ -16,6 +16,7 @@ import difflib
 import re
 from typing import Any
 
+from dataclean_env.agents.claims_player import ClaimsPlayer, claim_kind
 from dataclean_env.agents.profiling import TableProfile
 from dataclean_env.agents.rule_card import CardPlan, read_card
 from dataclean_env.values import snake_case
@@ -64,11 +65,16 @@ class HeuristicAgent:
         self.key: str | None = None  # the protected key column the card names
         self.scan_next = 0  # next row position to look at when hunting rows to drop
         self.to_drop: list[Any] = []
+        self.claims: ClaimsPlayer | None = None  # on tasks graded on claims
         self.profile: TableProfile | None = None  # real tables: what the rows seen show
         self.repairs: list[dict[str, Any]] | None = None
 
     def act(self, observation: dict[str, Any]) -> dict[str, Any]:
         ops = set(observation["available_operations"])
+        kind = claim_kind(ops)
+        if kind is not None:
+            self.claims = self.claims or ClaimsPlayer(kind)
+            return self.claims.act(observation)
         description = observation["task_description"]
         columns = observation["columns"]
         if self.card is None:

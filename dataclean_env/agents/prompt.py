@@ -90,6 +90,9 @@ def user_message(observation: dict[str, Any], turns: Sequence[Turn]) -> str:
         "",
         f"Last result: {observation['message']}",
     ]
+    if observation.get("phase"):  # the audit: which phase now, which after it
+        later = ", ".join(observation.get("phases_left") or []) or "none"
+        parts.append(f"Phase: {observation['phase']} (then: {later}).")
     if turns:
         parts.append("Your actions so far:")
         parts += [

@@ -1,6 +1,7 @@
 """Cleaning operations. Importing this package registers every operation module."""
 
 from dataclean_env.operations import (  # noqa: F401  (imported to register)
+    claims,
     columns,
     control,
     dtypes,

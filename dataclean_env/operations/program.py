@@ -6,6 +6,7 @@ steps. If any inner step is refused, the whole program is, and the table is unch
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -13,11 +14,28 @@ import pandas as pd
 from pydantic import Field, ValidationError
 
 from dataclean_env.errors import EnvError, InvalidParameters, OperationNotAllowed, describe
-from dataclean_env.operations.registry import OpContext, OpResult, Params, operation, resolve
+from dataclean_env.operations.registry import (
+    OpContext,
+    Operation,
+    OpResult,
+    Params,
+    operation,
+    resolve,
+)
 from dataclean_env.schemas import Action
 
 MAX_PROGRAM_STEPS = 20
-NOT_INNER = ("program", "finish")
+# Steps that end, span or claim rather than change a table cannot be inner steps.
+NOT_INNER = (
+    "program",
+    "finish",
+    "report_errors",
+    "standardise",
+    "audit",
+    "identify",
+    "fix",
+    "validate",
+)
 
 
 def opened(plan: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
@@ -47,8 +65,19 @@ class ProgramParams(Params):
     description=f"Apply up to {MAX_PROGRAM_STEPS} operations in order as one step; all or nothing.",
 )
 def program(table: pd.DataFrame, params: ProgramParams, ctx: OpContext) -> OpResult:
+    return run_actions(table, params.operations, ctx)
+
+
+def run_actions(
+    table: pd.DataFrame,
+    actions: list[dict[str, Any]],
+    ctx: OpContext,
+    check: Callable[[int, Operation, Params], Params] | None = None,
+) -> OpResult:
+    """Validate every action (allowed by the task; none of `NOT_INNER`; `check` may refuse
+    or adjust one), then apply them in order; a refused step refuses them all."""
     steps = []
-    for index, raw in enumerate(params.operations, start=1):
+    for index, raw in enumerate(actions, start=1):
         try:
             action = Action.model_validate(raw)
         except ValidationError as exc:
@@ -60,6 +89,8 @@ def program(table: pd.DataFrame, params: ProgramParams, ctx: OpContext) -> OpRes
             raise InvalidParameters(f"step {index}: {op.name!r} cannot run inside a program")
         if ctx.allowed_operations is not None and op.name not in ctx.allowed_operations:
             raise OperationNotAllowed(f"step {index}: {op.name!r} is not available in this task")
+        if check is not None:
+            op_params = check(index, op, op_params)
         steps.append((op, op_params))
 
     messages, snapshot = [], ctx.snapshot

@@ -39,6 +39,8 @@ class OpContext:
     protected_columns: frozenset[str] = frozenset()
     # The task's operations (None: any); `program` checks its steps against them.
     allowed_operations: frozenset[str] | None = None
+    # The operations accepted so far in the episode, in order (phased tasks check them).
+    history: tuple[str, ...] = ()
 
     def snapshot_of(self, table: pd.DataFrame) -> Snapshot:
         return self.snapshot if self.snapshot is not None else Snapshot.of(table)

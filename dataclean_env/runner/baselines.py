@@ -20,7 +20,7 @@ from tqdm import tqdm
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
 from dataclean_env.agents.reference import AgentFactory, reference_factories
 from dataclean_env.generation import SPLITS
-from dataclean_env.runner import selection
+from dataclean_env.runner import real_detection, selection
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.report import AgentNote, markdown, plot
@@ -39,7 +39,9 @@ NOTES = {
         "`dataclean_env.agents.HeuristicAgent`, the project's baseline: follows the rule "
         "card in the task description (`dataclean_env/rule_card.py`), then walks the "
         "cleaning pipeline as the observation shows it (on real tables it profiles the "
-        "rows and makes only the repairs a column's own values support); never sees the "
+        "rows and makes only the repairs a column's own values support; on the detection, "
+        "standardisation and audit tasks it pages through the table and claims what a "
+        "profile of its columns backs, `dataclean_env/agents/detector.py`); never sees the "
         "task id or gold",
     ),
     "template": AgentNote(
@@ -82,7 +84,7 @@ def baseline_keys(registry: TaskRegistry, seeds: Sequence[int], split: str) -> l
 
 
 def generated_keys(registry: TaskRegistry, seeds: Sequence[int], split: str) -> list[EpisodeKey]:
-    tasks = [s.task_id for s in registry.specs() if s.family == "generated"]
+    tasks = [s.task_id for s in registry.specs() if s.family == "generated" and s.kind == "clean"]
     return selection.episodes(tasks, seeds, split)
 
 
@@ -91,7 +93,9 @@ def difficulty_summaries(
 ) -> list[Summary]:
     """Generated episodes of `splits` by split, family and instance difficulty, each split's
     pooled rows ("all") first."""
-    generated = {s.task_id for s in registry.specs() if s.family == "generated"}
+    generated = {
+        s.task_id for s in registry.specs() if s.family == "generated" and s.kind == "clean"
+    }
     chosen = [r for r in results if r.task_id in generated and r.split in splits]
 
     def difficulty(result: EpisodeResult) -> str:
@@ -112,7 +116,8 @@ def difficulty_summaries(
 
 
 def _real(spec: TaskSpec) -> bool:
-    return spec.family == "custom" and spec.difficulty == "real"
+    # A real table's claim tasks (rayyan_detection, ...) have their own report section.
+    return spec.family == "custom" and spec.difficulty == "real" and spec.kind == "clean"
 
 
 def play(
@@ -160,6 +165,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out-dir", type=Path, default=Path("docs"), help="for the report and plot")
     p.add_argument("--results", type=Path, help="also write every episode as a JSON line")
+    p.add_argument(
+        "--real-tables",
+        type=Path,
+        help="folder of dirty/clean pairs for the detection section (default: the tasks "
+        "whose task.json lists the detection kind, e.g. datasets/rayyan)",
+    )
     p.add_argument("--llm-seeds", default="0-9", help="seeds for the LLM agent (it is slow)")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--max-tokens", type=int, default=512)
@@ -204,6 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     by_difficulty = difficulty_summaries(results + extra, registry, difficulty_splits)
     versions = "Generator versions: " + ", ".join(f"`{v}`" for v in GENERATOR_VERSIONS.values())
     report = markdown(summaries, notes, run, PLOT, by_difficulty, versions + ".")
+    real = real_detection.folder_registry(args.real_tables) if args.real_tables else registry
+    report += real_detection.markdown(real_detection.detection_rows(real))
     (args.out_dir / REPORT).write_text(report, encoding="utf-8")
     plot(summaries, args.out_dir / PLOT)
     if args.results:

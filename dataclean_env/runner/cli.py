@@ -47,7 +47,10 @@ def parser() -> argparse.ArgumentParser:
     pick.add_argument(
         "--family",
         default="all",
-        help="fixed, generated, custom, all (default), or one generated family, e.g. crm",
+        help=(
+            "fixed, generated, custom, showcase, claims (detection, standardisation, audit), "
+            "all (default), or one generated family, e.g. crm or error_detection"
+        ),
     )
     pick.add_argument("--split", default="eval", choices=SPLITS)
     pick.add_argument("--seeds", default="0", help="seeds per task, e.g. 0-99 or 1,5,7")

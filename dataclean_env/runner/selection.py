@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from dataclean_env.tasks import TaskRegistry
 
-FAMILIES = ("fixed", "generated", "custom", "all")
+FAMILIES = ("fixed", "generated", "custom", "showcase", "claims", "all")
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,9 @@ def parse_seeds(text: str) -> list[int]:
 
 def task_ids(registry: TaskRegistry, tasks: Sequence[str] | None, family: str) -> list[str]:
     """The named tasks (checked), else every task of the family: a kind (fixed, generated,
-    custom; 'all': every task) or one generated family by its task id (e.g. crm)."""
+    custom, showcase; 'claims': every task graded on claims, i.e. detection,
+    standardisation and audit; 'all': every task) or one generated family by its task id
+    (e.g. crm)."""
     if tasks:
         for task_id in tasks:
             registry.spec(task_id)  # an unknown id fails here, before any episode runs
@@ -42,6 +44,8 @@ def task_ids(registry: TaskRegistry, tasks: Sequence[str] | None, family: str) -
     if family not in FAMILIES:
         known = ", ".join([*FAMILIES, *generated])
         raise ValueError(f"family must be one of {known}, not {family!r}")
+    if family == "claims":
+        return [s.task_id for s in registry.specs() if s.kind != "clean"]
     return [s.task_id for s in registry.specs() if family in ("all", s.family)]
 
 

@@ -7,6 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from dataclean_env.settings import Settings, get_settings
+from dataclean_env.tasks.claims import ClaimsFamily
 from dataclean_env.tasks.custom import CustomFamily
 from dataclean_env.tasks.fixed import FixedFamily
 from dataclean_env.tasks.generated import FAMILIES, GeneratedFamily
@@ -19,7 +20,8 @@ def _registry(datasets_dir: Path, extra_datasets: str) -> TaskRegistry:
     extra = [Path(p) for p in extra_datasets.split(os.pathsep) if p.strip()]
     taken = [*fixed.tasks, *FAMILIES]
     custom = CustomFamily([datasets_dir, *extra], skip=fixed.folders, taken=taken)
-    return TaskRegistry([fixed, GeneratedFamily(), custom])
+    claims = ClaimsFamily([datasets_dir, *extra], taken=[*taken, *custom.tasks])
+    return TaskRegistry([fixed, GeneratedFamily(), claims, custom])
 
 
 def registry_for(settings: Settings) -> TaskRegistry:

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from dataclean_env.errors import EnvError
 from dataclean_env.grading.cell_repair import WEIGHTS, CellRepairGrader
 from dataclean_env.operations import canonical_name, operation_names
+from dataclean_env.operations.claims import CLAIM_OPERATIONS
 from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
 from dataclean_env.values import parse_number
 
@@ -56,6 +57,9 @@ class TaskFile(BaseModel):
         default_factory=dict
     )
     grade_headers: bool = False
+    # Extra task kinds made from this folder ("detection", "standardisation", "audit"):
+    # see tasks/claims.py. The cleaning task is always made.
+    kinds: list[Literal["detection", "standardisation", "audit"]] = Field(default_factory=list)
 
 
 class NotATask(ValueError):
@@ -84,7 +88,7 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, CellRepairGr
     gold_path = next((folder / n for n in GOLD_FILES if (folder / n).is_file()), None)
     if not (folder / "dirty.csv").is_file() or gold_path is None:
         raise NotATask("needs dirty.csv and clean.csv (or gold.csv)")
-    config = _task_file(folder)
+    config = task_file(folder)
     dirty, gold = read_csv(folder / "dirty.csv"), read_csv(gold_path)
     key = config.key
     if key is None:
@@ -110,11 +114,14 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, CellRepairGr
         )
     except ValueError as exc:
         raise NotATask(str(exc)) from None
-    operations = tuple(config.operations or operation_names())
+    operations = tuple(config.operations or cleaning_operation_names())
     try:
         operations = tuple(dict.fromkeys(canonical_name(name) for name in operations))
     except EnvError as exc:
         raise NotATask(f"task.json: {exc.detail}") from None
+    claims = sorted(set(operations) & CLAIM_OPERATIONS)
+    if claims:
+        raise NotATask(f"task.json: {claims} belong to the claim task kinds (use 'kinds')")
     schema = {c: ("int" if c == key else config.types.get(c, "str")) for c in gold.columns}
     spec = TaskSpec(
         task_id=folder.name,
@@ -129,6 +136,11 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, CellRepairGr
         protected_columns=frozenset({key}),
     )
     return spec, dirty, grader
+
+
+def cleaning_operation_names() -> list[str]:
+    """Every operation but those of the claim task kinds (which only their kinds allow)."""
+    return [name for name in operation_names() if name not in CLAIM_OPERATIONS]
 
 
 def _as_keys(column: pd.Series) -> pd.Series:
@@ -160,7 +172,7 @@ def _column_map(
     return column_map
 
 
-def _task_file(folder: Path) -> TaskFile:
+def task_file(folder: Path) -> TaskFile:
     path = folder / "task.json"
     if not path.is_file():
         return TaskFile()

@@ -33,6 +33,10 @@ class TaskSpec:
     cells: int = 0  # size of the dirty table (rows x columns), for scheduling work
     protected_columns: frozenset[str] = frozenset()  # key columns no operation may change
     version: str | None = None  # a generated family's generator version, e.g. "crm-v2"
+    # Tasks graded on claims: "detection", "standardisation" or "audit" ("clean" otherwise),
+    # and the phases a phased task goes through in order.
+    kind: str = "clean"
+    phases: tuple[str, ...] = ()
 
     def public(self) -> dict[str, Any]:
         """What /tasks shows: never gold values or grader internals beyond the weights."""

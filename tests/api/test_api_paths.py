@@ -13,7 +13,15 @@ from fastapi.testclient import TestClient
 from dataclean_env import __version__
 from dataclean_env.settings import Settings
 from dataclean_env.tasks.fixed import read_table
-from tests.support import ALL_TASK_IDS, GENERATED_IDS, REAL_IDS, REWARD_FIELDS, TASK_IDS, ok
+from tests.support import (
+    ALL_TASK_IDS,
+    CLAIM_TASK_IDS,
+    GENERATED_IDS,
+    REAL_IDS,
+    REWARD_FIELDS,
+    TASK_IDS,
+    ok,
+)
 
 DATASETS = Settings().datasets_dir
 MAX_STEPS = {
@@ -114,7 +122,17 @@ def test_tasks_agree_with_task_metadata(client: TestClient, metadata: dict[str, 
 def test_tasks_scoring_weights(client: TestClient) -> None:
     scoring = {t["task_id"]: t["scoring"] for t in ok(client.get("/tasks"))["tasks"]}
     preservation = {"repair_score": 0.6, "preservation_score": 0.2, "row_integrity_score": 0.2}
+    audit = {"audit_score": 0.15, "identify_score": 0.3, "fix_score": 0.4, "validate_score": 0.15}
     assert scoring == {
+        **{
+            task_id: {"detection_f1": 1.0}
+            for task_id in ("error_detection", "detection_showcase", "rayyan_detection")
+        },
+        **{
+            task_id: {"standardisation_score": 1.0}
+            for task_id in ("standardisation", "standardisation_showcase")
+        },
+        **{task_id: audit for task_id in ("audit_pipeline", "audit_showcase", "rayyan_audit")},
         "fix_types": preservation,
         "normalize_dedupe": preservation,
         "full_pipeline": preservation,
@@ -470,6 +488,7 @@ def test_tasks_lists_the_families_and_how_to_instantiate_them(client: TestClient
     assert [(f["name"], f["task_ids"]) for f in families] == [
         ("fixed", TASK_IDS),
         ("generated", GENERATED_IDS),
+        ("claims", CLAIM_TASK_IDS),
         ("custom", REAL_IDS),
     ]
     generated = families[1]["instantiate"]

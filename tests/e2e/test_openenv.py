@@ -220,7 +220,17 @@ def test_schema_describes_the_real_action_observation_and_state(server) -> None:
         "drop_rows",
         "set_cell",
         "show_rows",
+        # the tasks graded on claims (detection, standardisation, audit)
+        "report_errors",
+        "standardise",
+        "audit",
+        "identify",
+        "fix",
+        "validate",
     }
+    # A nested parameter model is written in place, not as an unresolvable "$ref".
+    cell = variants["report_errors"]["properties"]["parameters"]["properties"]["cells"]["items"]
+    assert set(cell["properties"]) == {"row_id", "column", "error_type"}
     fill = variants["fill_missing"]["properties"]["parameters"]["properties"]
     assert fill["strategy"]["enum"] == ["mean", "median", "mode", "ffill", "bfill", "constant"]
     assert {"score", "score_components", "sample_rows", "reward", "done"} <= set(

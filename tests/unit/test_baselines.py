@@ -27,7 +27,9 @@ AGENTS = [
     "oracle-replay",
 ]
 FAMILIES = ["fixed"] + [s.task_id for s in default_registry().specs() if s.family == "generated"]
-REAL_TABLES = [s.task_id for s in default_registry().specs() if s.difficulty == "real"]
+REAL_TABLES = [
+    s.task_id for s in default_registry().specs() if s.difficulty == "real" and s.kind == "clean"
+]
 SEEDS = [0, 1, 2]
 
 
@@ -60,7 +62,9 @@ def table_rows(report: str) -> dict[tuple[str, str], list[str]]:
 def check_difficulty_rows(report: str, results, registry) -> None:
     """Every pooled difficulty row equals the mean of its episodes in the results file."""
     records = [json.loads(line) for line in results.read_text().splitlines()]
-    generated = {s.task_id for s in registry.specs() if s.family == "generated"}
+    generated = {
+        s.task_id for s in registry.specs() if s.family == "generated" and s.kind == "clean"
+    }
     pooled = 0
     for line in report.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]

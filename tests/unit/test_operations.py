@@ -110,8 +110,16 @@ def test_registered_operations_and_ranks() -> None:
         "show_rows": 5,
         "validate_schema": 5,
         "finish": 6,
+        # the claim task kinds (only their own tasks allow them; no penalties there)
+        "report_errors": 0,
+        "standardise": 2,
+        "audit": 0,
+        "identify": 1,
+        "fix": 2,
+        "validate": 3,
     }
-    assert [n for n in operation_names() if get_operation(n).ends_episode] == ["finish"]
+    ending = [n for n in operation_names() if get_operation(n).ends_episode]
+    assert ending == ["finish", "validate"]
     not_repeatable = [n for n in operation_names() if not get_operation(n).repeatable]
     assert not_repeatable == [
         "dedupe",
@@ -120,6 +128,7 @@ def test_registered_operations_and_ranks() -> None:
         "remove_duplicates",
         "remove_outliers",
         "rename_columns",
+        "validate",
         "validate_schema",
     ]
 

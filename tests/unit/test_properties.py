@@ -18,7 +18,7 @@ from dataclean_env.errors import EnvError
 from dataclean_env.operations import alias_names, operation_names
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import TaskRegistry
-from tests.support import PRESERVATION_FIELDS, REPAIR_FIELDS, REWARD_FIELDS
+from tests.support import CLAIM_REWARD_FIELDS, PRESERVATION_FIELDS, REPAIR_FIELDS, REWARD_FIELDS
 
 SEEDS = range(30)
 SEQUENCES_PER_SEED = 4
@@ -91,6 +91,7 @@ def check_reward(episode: Episode) -> None:
     expected = {"fixed": REWARD_FIELDS, "custom": REPAIR_FIELDS}.get(
         episode.spec.family, PRESERVATION_FIELDS
     )
+    expected = CLAIM_REWARD_FIELDS.get(episode.spec.kind, expected)
     assert list(reward) == expected
     for field, value in reward.items():
         assert 0.0001 <= value <= 0.9999, (field, value)
