@@ -16,6 +16,7 @@ import pandas as pd
 
 from dataclean_env.errors import EnvError, EpisodeFinished, OperationFailed, OperationNotAllowed
 from dataclean_env.grading import ActionRecord
+from dataclean_env.limits import EngineLimits, TableBudget, check_parameters, default_limits
 from dataclean_env.observation import SAMPLE_ROWS, table_summary
 from dataclean_env.operations import OpContext, OpResult, alias_names, canonical_name, resolve
 from dataclean_env.schemas import (
@@ -40,7 +41,7 @@ def available_operations(allowed: tuple[str, ...]) -> list[str]:
 
 
 class Episode:
-    def __init__(self, episode_id: str, task: Task):
+    def __init__(self, episode_id: str, task: Task, limits: EngineLimits | None = None):
         self.episode_id = episode_id
         self.task = task
         self.spec = task.spec
@@ -58,6 +59,8 @@ class Episode:
         self._scores = task.grader.components(self._snapshot)
         self.reward = self._grade()
         self.last_message = "Episode started. " + self.spec.description
+        self.limits = limits or default_limits()
+        self._budget = TableBudget(self.limits, self._snapshot)
 
     # ── stepping ──────────────────────────────────────────────────────────
     def step(self, action: Action) -> StepResult:
@@ -77,7 +80,10 @@ class Episode:
             self._snapshot,
             protected_columns=self.spec.protected_columns,
             allowed_operations=self._allowed,
+            deadline=self.limits.deadline(),
         )
+        parameters = params.model_dump(exclude_none=True)
+        check_parameters(parameters, self.limits)
         try:
             result = op.apply(self.table, params, context)
         except EnvError:
@@ -86,8 +92,27 @@ class Episode:
             log.exception("operation %s failed unexpectedly", op.name)
             raise OperationFailed(f"{op.name} could not be applied: {exc}") from exc
         snapshot = self._snapshot if result.table is self.table else _servable(result)
+        budget = self._budget if snapshot is self._snapshot else self._budget.admit(snapshot)
 
-        record = ActionRecord(op.name, params.model_dump(exclude_none=True), op.rank, op.repeatable)
+        # ── commit, all or nothing: a step commits only if its result can be served ──
+        saved = self._committed()
+        try:
+            served = self._commit(op, parameters, result, snapshot)
+            served.model_dump_json()  # the answer every door sends must be serialisable
+        except Exception as exc:
+            self._restore(saved)
+            if isinstance(exc, EnvError):
+                raise
+            log.exception("step %s failed after the operation ran; rolled back", op.name)
+            raise OperationFailed(f"{op.name} could not be applied; nothing changed") from exc
+        self._budget = budget
+        return served
+
+    # ── the commit: all or nothing (see step) ──────────────────────────────
+    def _commit(
+        self, op: Any, parameters: dict[str, Any], result: OpResult, snapshot: Snapshot
+    ) -> StepResult:
+        record = ActionRecord(op.name, parameters, op.rank, op.repeatable)
         self.history.append(record)
         self.messages.append(result.message)
         changed = snapshot is not self._snapshot
@@ -104,6 +129,35 @@ class Episode:
         if self.done and not op.ends_episode:
             self.last_message += " Step budget used up; episode finished."
         return self.result()
+
+    def _committed(self) -> tuple[Any, ...]:
+        return (
+            self.table,
+            self._snapshot,
+            self._scores,
+            self._window,
+            self._summary,
+            self.done,
+            self.reward,
+            self.last_message,
+            len(self.history),
+            len(self.messages),
+        )
+
+    def _restore(self, saved: tuple[Any, ...]) -> None:
+        (
+            self.table,
+            self._snapshot,
+            self._scores,
+            self._window,
+            self._summary,
+            self.done,
+            self.reward,
+            self.last_message,
+            n_history,
+            n_messages,
+        ) = saved
+        del self.history[n_history:], self.messages[n_messages:]
 
     def _grade(self) -> Reward:
         # model_construct: the values come from the grader, already of the right types, and

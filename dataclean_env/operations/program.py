@@ -13,6 +13,7 @@ import pandas as pd
 from pydantic import Field, ValidationError
 
 from dataclean_env.errors import EnvError, InvalidParameters, OperationNotAllowed
+from dataclean_env.limits import remaining
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation, resolve
 from dataclean_env.schemas import Action
 
@@ -44,6 +45,7 @@ class ProgramParams(Params):
     ProgramParams,
     rank=0,
     repeatable=True,
+    slow=True,
     description=f"Apply up to {MAX_PROGRAM_STEPS} operations in order as one step; all or nothing.",
 )
 def program(table: pd.DataFrame, params: ProgramParams, ctx: OpContext) -> OpResult:
@@ -65,6 +67,7 @@ def program(table: pd.DataFrame, params: ProgramParams, ctx: OpContext) -> OpRes
     messages, snapshot = [], ctx.snapshot
     for index, (op, op_params) in enumerate(steps, start=1):
         try:
+            remaining(ctx.deadline)  # the deadline is the whole program's
             result = op.apply(table, op_params, replace(ctx, snapshot=snapshot))
         except EnvError as error:
             detail = f"step {index} ({op.name}): {error.detail}; nothing was applied"

@@ -1,18 +1,25 @@
 """The bounded store of episodes, shared by every door of the server.
 
-Client-created episodes (a reset) live until they have been idle for `ttl` seconds; at most
-`capacity` exist at once, and a reset past that answers StoreFull (503) rather than evicting
-a live episode. Each task also has one default episode, used by calls that carry no
-episode id, as the original single-episode server did; defaults never expire and do not
-count toward the capacity (there is one per task).
+Episodes live until they have been idle for `ttl` seconds; at most `capacity` exist at
+once, and a reset with a client-chosen id past that answers StoreFull (503) rather than
+evicting a live episode. Each task also has one default episode, used by calls that carry no
+episode id, as the original single-episode server did: the latest reset without an id.
+Defaults never expire and do not count toward the capacity (there is one per task); when a
+newer reset replaces one, it joins the other episodes, so its id works until it expires
+(or is dropped at once if the store is full of live episodes).
+
+Ids: a reset without an id gets an unguessable server-issued id (`dce:` + 128 random bits),
+which no client can reset or take over; a client-chosen id is a shared name (whoever sends
+it addresses, and may reset, that episode). A lookup answers "no such episode" the same
+way whether the id is absent or belongs to another task, so answers reveal nothing.
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 import threading
 import time
-import uuid
 from collections.abc import Callable
 
 from dataclean_env.episode import Episode
@@ -20,14 +27,39 @@ from dataclean_env.errors import InvalidAction, StoreFull, UnknownEpisode
 from dataclean_env.tasks import TaskRegistry
 
 _EPISODE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+SERVER_PREFIX = "dce:"  # server-issued ids only (clients may not start theirs with it)
 
 
 def check_episode_id(episode_id: str) -> str:
+    """The id, if well-formed; InvalidAction (422, the id not echoed) otherwise."""
     if not isinstance(episode_id, str) or not _EPISODE_ID.match(episode_id):
         raise InvalidAction(
             "episode_id must be 1 to 128 characters of letters, digits, '.', '_', ':' or '-'"
         )
     return episode_id
+
+
+def check_client_id(episode_id: str) -> str:
+    """A client-chosen id: well-formed and not in the server's namespace (a server-issued
+    id can never be reset, so it cannot be taken over)."""
+    if check_episode_id(episode_id).startswith(SERVER_PREFIX):
+        raise InvalidAction(
+            f"ids starting with {SERVER_PREFIX!r} are issued by the server and cannot be "
+            "reset; reset without an id (or with an id of your own) to start a new episode"
+        )
+    return episode_id
+
+
+def new_episode_id() -> str:
+    return SERVER_PREFIX + secrets.token_urlsafe(16)
+
+
+def unknown_episode(episode_id: str) -> UnknownEpisode:
+    # One answer for "absent", "expired" and "another task's": no existence oracle.
+    return UnknownEpisode(
+        f"no episode {episode_id!r} here (it may have expired, or the server restarted: "
+        "episodes live in memory); reset to start one"
+    )
 
 
 class EpisodeStore:
@@ -44,6 +76,7 @@ class EpisodeStore:
         self.clock = clock
         self._episodes: dict[str, Episode] = {}
         self._defaults: dict[str, Episode] = {}
+        self._default_ids: dict[str, Episode] = {}  # the defaults, by episode id
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -56,15 +89,25 @@ class EpisodeStore:
         episode_id: str | None = None,
         split: str = "train",
     ) -> Episode:
-        """A fresh episode of `task_id`. Without an id it becomes the task's default episode."""
+        """A fresh episode of `task_id`. Without an id it gets a server-issued one and
+        becomes the task's default episode."""
+        if episode_id is not None:
+            check_client_id(episode_id)
         task = self.registry.make(task_id, seed, split)  # outside the lock: may take a moment
         if episode_id is None:
-            episode = Episode(f"{task_id}-{uuid.uuid4().hex[:12]}", task)
+            episode = Episode(new_episode_id(), task)
             episode.last_used = self.clock()
             with self._lock:
+                previous = self._defaults.get(task_id)
                 self._defaults[task_id] = episode
+                self._default_ids[episode.episode_id] = episode
+                if previous is not None:
+                    del self._default_ids[previous.episode_id]
+                    self._evict_idle()
+                    if len(self._episodes) < self.capacity:  # else it goes, as if evicted
+                        self._episodes[previous.episode_id] = previous
             return episode
-        episode = Episode(check_episode_id(episode_id), task)
+        episode = Episode(episode_id, task)
         episode.last_used = self.clock()
         with self._lock:
             if episode_id not in self._episodes:
@@ -77,7 +120,9 @@ class EpisodeStore:
             self._episodes[episode_id] = episode
         return episode
 
-    def get(self, episode_id: str) -> Episode:
+    def get(self, episode_id: str, task_id: str | None = None) -> Episode:
+        """The episode with this id (of `task_id`, when given); UnknownEpisode otherwise."""
+        check_episode_id(episode_id)  # bounded before any lookup or echo
         now = self.clock()
         with self._lock:
             episode = self._episodes.get(episode_id)
@@ -85,11 +130,9 @@ class EpisodeStore:
                 del self._episodes[episode_id]  # idle too long: gone, as if evicted
                 episode = None
             elif episode is None:
-                episode = next(
-                    (e for e in self._defaults.values() if e.episode_id == episode_id), None
-                )
-        if episode is None:
-            raise UnknownEpisode(f"no episode {episode_id!r} (it may have expired); reset first")
+                episode = self._default_ids.get(episode_id)
+        if episode is None or (task_id is not None and episode.spec.task_id != task_id):
+            raise unknown_episode(episode_id)
         episode.last_used = now
         return episode
 
