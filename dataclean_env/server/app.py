@@ -13,10 +13,11 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 
-from dataclean_env import __version__
+from dataclean_env import ENV_NAME, __version__
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.guards import install_guards
 from dataclean_env.server.http_errors import install_error_handlers
+from dataclean_env.server.openapi_doc import install_openapi
 from dataclean_env.server.openenv_routes import mount_openenv
 from dataclean_env.server.routes import episodes, meta
 from dataclean_env.server.serving import uvicorn_options
@@ -46,6 +47,7 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     app.include_router(episodes.router)
     app.state.limiter = limiter = install_guards(app, settings)
     app.state.openenv = mount_openenv(app, registry, settings, limiter)
+    install_openapi(app, registry.task_ids(), ENV_NAME)
     log.info("loaded %d tasks: %s", len(registry.task_ids()), ", ".join(registry.task_ids()))
     return app
 
