@@ -21,7 +21,7 @@ from dataclean_env.snapshot import Snapshot
 class EngineLimits:
     step_seconds: float = 2.0
     max_cell_chars: int = 1_000
-    max_table_chars: int = 2_000_000
+    max_table_chars: int = 500_000
     max_action_bytes: int = 65_536
 
     def deadline(self) -> float:

@@ -45,7 +45,7 @@ class Settings(BaseSettings):
     # Longest text a step may write into a cell, and most text (characters over all cells) a
     # step may leave in a table (a task's own data may exceed both; a step may not grow it).
     max_cell_chars: int = 1_000
-    max_table_chars: int = 2_000_000
+    max_table_chars: int = 500_000
     # An action's parameters, as JSON, at most this many bytes (they stay in the history).
     max_action_bytes: int = 65_536
     # Per client address: resets and session creations (REST reset, /mcp session create, /ws

@@ -65,7 +65,7 @@ def run(examples: int, seed: int, workers: int = 1) -> tuple[int, str, float]:
     return completed.returncode, completed.stdout + completed.stderr, time.monotonic() - started
 
 
-def test_cases(output: str) -> int:
+def case_count(output: str) -> int:
     """How many requests (test cases) schemathesis reports it sent."""
     found = re.search(r"(\d+) generated", output)
     return int(found.group(1)) if found else 0
@@ -84,7 +84,7 @@ def main() -> None:
         args.write.write_text(
             "# API fuzzing (schemathesis)\n\n"
             f"`uv run python scripts/fuzz_api.py --examples {args.examples} --seed {args.seed}`"
-            f" against a real uvicorn on 127.0.0.1: {test_cases(output)} test cases in "
+            f" against a real uvicorn on 127.0.0.1: {case_count(output)} test cases in "
             f"{seconds:.0f} s, exit status {status} ({'pass' if status == 0 else 'FAIL'}).\n\n"
             f"Checks: `{CHECKS}`.\n\n```\n{summary.strip()}\n```\n",
             encoding="utf-8",
