@@ -500,3 +500,34 @@ def test_openenv_task_routes_share_the_limits(hostile: TestClient) -> None:
     assert bad_text.status_code == 422 and bad_text.json()["code"] == "INVALID_TEXT"
     fine = ok(hostile.post("/data-cleaning-openenv/task", json={"split": "eval", "index": 0}))
     assert fine["task"]["split"] == "eval"
+
+
+# ── origins ────────────────────────────────────────────────────────────────────
+
+
+def test_same_origin_and_listed_origins_are_served() -> None:
+    settings = Settings(cors_origins="https://ok.example")
+    with TestClient(create_app(settings)) as client:
+        same = client.post(f"/reset/{TASK}", headers={"origin": "http://testserver"})
+        assert same.status_code == 200
+        listed = client.post(f"/reset/{TASK}", headers={"origin": "https://ok.example"})
+        assert listed.status_code == 200
+        assert listed.headers["access-control-allow-origin"] == "https://ok.example"
+        preflight = client.options(
+            f"/step/{TASK}",
+            headers={
+                "origin": "https://ok.example",
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "content-type",
+            },
+        )
+        assert preflight.status_code == 200
+        other = client.post(f"/reset/{TASK}", headers={"origin": "https://evil.example"})
+        assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
+
+
+def test_ws_from_a_foreign_origin_is_refused(hostile: TestClient) -> None:
+    with hostile.websocket_connect("/ws", headers={"origin": "https://evil.example"}) as ws:
+        frame = ws.receive_json()
+        assert frame["type"] == "error" and frame["data"]["code"] == "ORIGIN_NOT_ALLOWED"
+    assert hostile.app.state.openenv.active_sessions == 0

@@ -27,7 +27,7 @@ TASK = "crm"
 
 @pytest.fixture
 def server() -> Iterator[LiveServer]:
-    live = LiveServer(Settings(header_seconds=1.0)).start()
+    live = LiveServer(Settings(header_seconds=1.0, body_seconds=1.0)).start()
     try:
         yield live
     finally:
@@ -190,3 +190,16 @@ def test_chunked_body_over_the_limit_on_mcp(server: LiveServer) -> None:
         timeout=30,
     )
     assert response.status_code == 413 and response.json()["code"] == "BODY_TOO_LARGE"
+
+
+def test_slow_body_is_answered_408(server: LiveServer) -> None:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(
+            b"POST /reset/crm HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100\r\n\r\n{"
+        )
+        started = time.monotonic()
+        answer = sock.recv(4096)
+        assert time.monotonic() - started < 5
+    assert answer.startswith(b"HTTP/1.1 408")
+    assert b"REQUEST_TIMEOUT" in answer
