@@ -95,3 +95,18 @@ def test_idle_websocket_is_closed_and_its_session_freed() -> None:
         while client.app.state.openenv.active_sessions and time.monotonic() < deadline:
             time.sleep(0.05)
         assert client.app.state.openenv.active_sessions == 0
+
+
+def test_expired_sessions_are_swept_without_new_creations() -> None:
+    """Their threads are freed even if nobody asks for a new session."""
+    settings = Settings(detached_session_seconds=0.3)
+    with TestClient(create_app(settings)) as client:
+        for _ in range(3):
+            create_session(client)
+        server = client.app.state.openenv
+        assert server.active_sessions == 3
+        deadline = time.monotonic() + 5  # the sweep runs every second
+        while server.active_sessions and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert server.active_sessions == 0
+        assert not server._session_executors  # their threads were shut down
