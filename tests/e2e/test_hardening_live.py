@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from dataclean_env.settings import Settings
@@ -203,3 +204,22 @@ def test_slow_body_is_answered_408(server: LiveServer) -> None:
         assert time.monotonic() - started < 5
     assert answer.startswith(b"HTTP/1.1 408")
     assert b"REQUEST_TIMEOUT" in answer
+
+
+def test_idle_websocket_is_closed_on_the_wire() -> None:
+    live = LiveServer(Settings(ws_idle_seconds=0.5)).start()
+    try:
+        with connect(live.url.replace("http", "ws") + "/ws") as ws:
+            ws.send(json.dumps({"type": "reset", "data": {"task_id": TASK}}))
+            assert json.loads(ws.recv(timeout=10))["type"] == "observation"
+            started = time.monotonic()
+            with pytest.raises(ConnectionClosed) as closed:
+                ws.recv(timeout=10)
+            assert 0.4 < time.monotonic() - started < 5
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
+        deadline = time.monotonic() + 5
+        while live.app.state.openenv.active_sessions and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert live.app.state.openenv.active_sessions == 0
+    finally:
+        live.close()
