@@ -51,7 +51,7 @@ class Settings(BaseSettings):
     # Per client address: resets and session creations (REST reset, /mcp session create, /ws
     # connect) refill at this rate up to this burst; past it, 429 RATE_LIMITED + Retry-After.
     creation_rate_per_second: float = 2.0
-    creation_burst: int = 60
+    creation_burst: int = 128
     # /ws: a connection with no frame from the client for this long is closed (code 1001).
     ws_idle_seconds: float = 900.0
     # /ws: the server pings every this many seconds and drops a client that does not answer
@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     ws_ping_seconds: float = 20.0
     # Sessions made by `POST /mcp {"method": "openenv/session/create"}` that no socket is
     # attached to expire after this long without use.
-    detached_session_seconds: float = 120.0
+    detached_session_seconds: float = 60.0
     # A connection must finish sending its request headers within this time, and its body
     # within `body_seconds` (slow-client protection), else it is closed / answered 408.
     header_seconds: float = 10.0
