@@ -21,6 +21,9 @@ COPY --chown=app:app . .
 RUN uv sync --frozen --no-dev
 
 EXPOSE 7860
+# A Space is reached only through its proxy: take the client address from X-Forwarded-For,
+# so per-client rate limits are per client, not one bucket for everyone.
+ENV DCE_FORWARDED_ALLOW_IPS="*"
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD ["/app/.venv/bin/python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:7860/health', timeout=4)"]
 

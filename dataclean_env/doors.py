@@ -26,6 +26,7 @@ from dataclean_env.schemas import Action, ResetRequest, StepResult
 from dataclean_env.tasks import TaskRegistry
 
 _EPISODE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+SERVER_PREFIX = "dce:"  # server-issued ids only (clients may not start theirs with it)
 
 
 def check_episode_id(episode_id: Any) -> str:
@@ -36,9 +37,20 @@ def check_episode_id(episode_id: Any) -> str:
     return episode_id
 
 
-def new_episode_id(task_id: str) -> str:
-    """A server-issued id: the task for readability, 96 random bits so nobody can guess it."""
-    return f"{task_id}-{secrets.token_hex(12)}"
+def check_client_id(episode_id: Any) -> str:
+    """A client-chosen id: well-formed and not in the server's namespace (a server-issued
+    id can never be reset by a client, so it cannot be taken over)."""
+    if check_episode_id(episode_id).startswith(SERVER_PREFIX):
+        raise InvalidAction(
+            f"ids starting with {SERVER_PREFIX!r} are issued by the server and cannot be "
+            "reset; reset without an id (or with an id of your own) to start a new episode"
+        )
+    return episode_id
+
+
+def new_episode_id() -> str:
+    """A server-issued id: 128 random bits, so nobody can guess or take it over."""
+    return SERVER_PREFIX + secrets.token_urlsafe(16)
 
 
 def start_episode(
@@ -54,7 +66,7 @@ def start_episode(
         raise InvalidAction(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise InvalidAction("seed must be a non-negative integer")
-    name = new_episode_id(task_id) if episode_id is None else check_episode_id(episode_id)
+    name = new_episode_id() if episode_id is None else check_episode_id(episode_id)
     return Episode(name, registry.make(task_id, seed, split))
 
 

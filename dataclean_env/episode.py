@@ -14,9 +14,16 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.errors import EnvError, EpisodeFinished, OperationFailed, OperationNotAllowed
+from dataclean_env.errors import (
+    EnvError,
+    EpisodeFinished,
+    OperationFailed,
+    OperationNotAllowed,
+    ServerFault,
+)
 from dataclean_env.grading import ActionRecord
 from dataclean_env.grading.reward import FLOOR, reward_object
+from dataclean_env.limits import EngineLimits, TableBudget, check_parameters, default_limits
 from dataclean_env.observation import SAMPLE_ROWS, table_summary
 from dataclean_env.operations import OpContext, OpResult, alias_names, canonical_name, resolve
 from dataclean_env.operations.claims import phase_view
@@ -43,7 +50,7 @@ def available_operations(allowed: tuple[str, ...]) -> list[str]:
 
 
 class Episode:
-    def __init__(self, episode_id: str, task: Task):
+    def __init__(self, episode_id: str, task: Task, limits: EngineLimits | None = None):
         self.episode_id = episode_id
         self.task = task
         self.spec = task.spec
@@ -68,6 +75,8 @@ class Episode:
         self._scores = task.grader.components(self._snapshot)
         self.reward = self._grade()
         self.last_message = "Episode started. " + self.spec.description
+        self.limits = limits or default_limits()
+        self._budget = TableBudget(self.limits, self._snapshot)
 
     # ── stepping ──────────────────────────────────────────────────────────
     def step(self, action: Action) -> StepResult:
@@ -81,6 +90,8 @@ class Episode:
             )
         try:
             return self._apply(action)
+        except ServerFault:
+            raise
         except EnvError:
             self.refusals += 1
             if self.refusals >= self.spec.max_steps:
@@ -101,17 +112,39 @@ class Episode:
             protected_columns=self.spec.protected_columns,
             allowed_operations=self._allowed,
             history=tuple(record.operation for record in self.history),
+            deadline=self.limits.deadline(),
         )
+        parameters = params.model_dump(exclude_none=True)
+        check_parameters(parameters, self.limits)
         try:
             result = op.apply(self.table, params, context)
         except EnvError:
             raise
         except Exception as exc:  # a pandas corner we did not foresee: refuse, never 500
             log.exception("operation %s failed unexpectedly", op.name)
-            raise OperationFailed(f"{op.name} could not be applied: {exc}") from exc
+            raise ServerFault(f"{op.name} could not be applied: {exc}") from exc
         snapshot = self._snapshot if result.table is self.table else _servable(result)
+        budget = self._budget if snapshot is self._snapshot else self._budget.admit(snapshot)
 
-        record = ActionRecord(op.name, params.model_dump(exclude_none=True), op.rank, op.repeatable)
+        # ── commit, all or nothing: a step commits only if its result can be served ──
+        saved = self._committed()
+        try:
+            served = self._commit(op, parameters, result, snapshot)
+            served.model_dump_json()  # the answer every door sends must be serialisable
+        except Exception as exc:
+            self._restore(saved)
+            if isinstance(exc, EnvError):
+                raise
+            log.exception("step %s failed after the operation ran; rolled back", op.name)
+            raise ServerFault(f"{op.name} could not be applied; nothing changed") from exc
+        self._budget = budget
+        return served
+
+    # ── the commit: all or nothing (see step) ──────────────────────────────
+    def _commit(
+        self, op: Any, parameters: dict[str, Any], result: OpResult, snapshot: Snapshot
+    ) -> StepResult:
+        record = ActionRecord(op.name, parameters, op.rank, op.repeatable)
         self.history.append(record)
         self.messages.append(result.message)
         changed = snapshot is not self._snapshot
@@ -132,6 +165,43 @@ class Episode:
         if self.end == "step_budget":
             self.last_message += " Step budget used up; episode finished."
         return self.result()
+
+    def _committed(self) -> tuple[Any, ...]:
+        return (
+            self.table,
+            self._snapshot,
+            self._scores,
+            self._window,
+            self._summary,
+            self.done,
+            self.reward,
+            self.last_message,
+            len(self.history),
+            len(self.messages),
+            self.end,
+            self.score,
+            self.exact,
+            self._profiles,
+        )
+
+    def _restore(self, saved: tuple[Any, ...]) -> None:
+        (
+            self.table,
+            self._snapshot,
+            self._scores,
+            self._window,
+            self._summary,
+            self.done,
+            self.reward,
+            self.last_message,
+            n_history,
+            n_messages,
+            self.end,
+            self.score,
+            self.exact,
+            self._profiles,
+        ) = saved
+        del self.history[n_history:], self.messages[n_messages:]
 
     def _grade(self) -> Reward:
         """The reward object (4 places, as the contract says); `score` keeps full precision,

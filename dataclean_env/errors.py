@@ -10,6 +10,7 @@ class EnvError(Exception):
 
     code = "BAD_REQUEST"
     status = 400
+    retry_after: int | None = None  # seconds, sent as a Retry-After header when set
 
     def __init__(self, detail: str):
         super().__init__(detail)
@@ -69,6 +70,12 @@ class PhaseOutOfOrder(EnvError):
     status = 409
 
 
+class ServerFault(OperationFailed):
+    """The engine failed where the client did nothing wrong (an unforeseen pandas corner, a
+    fault after the operation ran): refused and rolled back, but not counted against the
+    client's refusal allowance."""
+
+
 class EpisodeFinished(EnvError):
     code = "EPISODE_FINISHED"
     status = 409
@@ -77,6 +84,7 @@ class EpisodeFinished(EnvError):
 class StoreFull(EnvError):
     code = "SERVER_FULL"
     status = 503
+    retry_after = 5  # seconds; sent as Retry-After
 
 
 class BodyTooLarge(EnvError):
@@ -98,3 +106,53 @@ class ViewRefused(EnvError):
 
     code = "VIEW_REFUSED"
     status = 403
+
+
+# ── limits and edge refusals (docs/DESIGN.md, "Limits") ──
+
+
+class InvalidText(EnvError):
+    """Text that is not valid Unicode (a lone UTF-16 surrogate such as "\\ud800")."""
+
+    code = "INVALID_TEXT"
+    status = 422
+
+
+class TooLarge(EnvError):
+    """A cell, a table or an action past its size limit."""
+
+    code = "TOO_LARGE"
+    status = 422
+
+
+class StepTimeLimit(OperationFailed):
+    """The step used up its engine time (DCE_STEP_SECONDS)."""
+
+    code = "STEP_TIME_LIMIT"
+    status = 422
+
+
+class RateLimited(EnvError):
+    code = "RATE_LIMITED"
+    status = 429
+
+    def __init__(self, detail: str, retry_after: int = 1):
+        super().__init__(detail)
+        self.retry_after = retry_after
+
+
+class OriginNotAllowed(EnvError):
+    """A browser page from another origin tried a state-changing request."""
+
+    code = "ORIGIN_NOT_ALLOWED"
+    status = 403
+
+
+class UnsupportedMediaType(EnvError):
+    code = "UNSUPPORTED_MEDIA_TYPE"
+    status = 415
+
+
+class RequestTimeout(EnvError):
+    code = "REQUEST_TIMEOUT"
+    status = 408

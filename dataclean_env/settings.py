@@ -34,8 +34,44 @@ class Settings(BaseSettings):
     # At most this many OpenEnv WebSocket sessions (each its own episode) at once; a client
     # past it gets OpenEnv's CAPACITY_REACHED error frame and the socket is closed.
     max_sessions: int = 256
-    # Request bodies above this many bytes are refused with 413.
+    # Request bodies (every HTTP route) and WebSocket frames above this many bytes are refused
+    # with 413 (an error frame on /ws).
     max_body_bytes: int = 1_000_000
+
+    # ── hardening limits (docs/DESIGN.md, "Limits") ──
+    # Engine time of one step, a whole program included; past it the step is refused (422
+    # OPERATION_FAILED, STEP_TOO_SLOW in the detail) and changes nothing.
+    step_seconds: float = 2.0
+    # Longest text a step may write into a cell, and most text (characters over all cells) a
+    # step may leave in a table (a task's own data may exceed both; a step may not grow it).
+    max_cell_chars: int = 1_000
+    max_table_chars: int = 500_000
+    # An action's parameters, as JSON, at most this many bytes (they stay in the history).
+    max_action_bytes: int = 262_144
+    # Per client address: resets and session creations (REST reset, /mcp session create, /ws
+    # connect) refill at this rate up to this burst; past it, 429 RATE_LIMITED + Retry-After.
+    creation_rate_per_second: float = 2.0
+    creation_burst: int = 128
+    # /ws: a connection with no frame from the client for this long is closed (code 1001).
+    ws_idle_seconds: float = 900.0
+    # /ws: the server pings every this many seconds and drops a client that does not answer
+    # within the same time (uvicorn's protocol pings; OpenEnv's client pings too).
+    ws_ping_seconds: float = 20.0
+    # Sessions made by `POST /mcp {"method": "openenv/session/create"}` that no socket is
+    # attached to expire after this long without use.
+    detached_session_seconds: float = 60.0
+    # A connection must finish sending its request headers within this time, and its body
+    # within `body_seconds` (slow-client protection), else it is closed / answered 408.
+    header_seconds: float = 10.0
+    body_seconds: float = 30.0
+    # Idle keep-alive connections are closed after this long.
+    keep_alive_seconds: int = 5
+    # Browser origins allowed to call the API (comma separated; "*" for any). The server's
+    # own origin is always allowed. Other origins get 403 on every state-changing request.
+    cors_origins: str = ""
+    # Proxies whose X-Forwarded-For is trusted for the client address (uvicorn's
+    # forwarded_allow_ips); on a Hugging Face Space the proxy is the only way in: "*".
+    forwarded_allow_ips: str = "127.0.0.1"
 
 
 @lru_cache(maxsize=1)

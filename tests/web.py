@@ -14,6 +14,7 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 from dataclean_env.server.app import create_app
+from dataclean_env.server.serving import uvicorn_options
 from dataclean_env.settings import Settings
 
 
@@ -27,13 +28,17 @@ class LiveServer:
     """uvicorn serving a fresh app on 127.0.0.1 in a thread; stopped by `close()`."""
 
     def __init__(self, settings: Settings | None = None):
-        self.app = create_app(settings or Settings())
+        settings = settings or Settings()
+        self.app = create_app(settings)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="off")
+        # The options `server` uses (timeouts, sizes), so the wire behaves as in production.
+        config = uvicorn.Config(
+            self.app, log_level="warning", lifespan="off", **uvicorn_options(settings)
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True

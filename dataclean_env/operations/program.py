@@ -14,6 +14,7 @@ import pandas as pd
 from pydantic import Field, ValidationError
 
 from dataclean_env.errors import EnvError, InvalidParameters, OperationNotAllowed, describe
+from dataclean_env.limits import remaining
 from dataclean_env.operations.registry import (
     OpContext,
     Operation,
@@ -62,6 +63,7 @@ class ProgramParams(Params):
     ProgramParams,
     rank=0,
     repeatable=True,
+    slow=True,
     description=f"Apply up to {MAX_PROGRAM_STEPS} operations in order as one step; all or nothing.",
 )
 def program(table: pd.DataFrame, params: ProgramParams, ctx: OpContext) -> OpResult:
@@ -96,6 +98,7 @@ def run_actions(
     messages, snapshot = [], ctx.snapshot
     for index, (op, op_params) in enumerate(steps, start=1):
         try:
+            remaining(ctx.deadline)  # the deadline is the whole program's
             result = op.apply(table, op_params, replace(ctx, snapshot=snapshot))
         except EnvError as error:
             detail = f"step {index} ({op.name}): {error.detail}; nothing was applied"

@@ -41,6 +41,9 @@ class OpContext:
     allowed_operations: frozenset[str] | None = None
     # The operations accepted so far in the episode, in order (phased tasks check them).
     history: tuple[str, ...] = ()
+    # time.monotonic() by which the whole step must be done (None: no limit); operations
+    # whose cost the client controls (regex_replace, program) check it.
+    deadline: float | None = None
 
     def snapshot_of(self, table: pd.DataFrame) -> Snapshot:
         return self.snapshot if self.snapshot is not None else Snapshot.of(table)
@@ -70,6 +73,9 @@ class Operation:
     ends_episode: bool = False
     # Repeating it right away is legitimate (one fill per column), so it is not penalised.
     repeatable: bool = False
+    # Its time depends on what the client sends (a pattern, a program), not only on the
+    # table's size: servers run it off the event loop (bounded by the step's deadline).
+    slow: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,13 +96,16 @@ def operation(
     description: str,
     ends_episode: bool = False,
     repeatable: bool = False,
+    slow: bool = False,
 ) -> Callable[[OpFunction], OpFunction]:
     """Decorator that registers `fn` as the operation `name`."""
 
     def register(fn: OpFunction) -> OpFunction:
         if name in _OPERATIONS or name in _ALIASES:
             raise ValueError(f"operation {name!r} registered twice")
-        _OPERATIONS[name] = Operation(name, params, fn, rank, description, ends_episode, repeatable)
+        _OPERATIONS[name] = Operation(
+            name, params, fn, rank, description, ends_episode, repeatable, slow
+        )
         return fn
 
     return register

@@ -13,12 +13,13 @@ import pandas as pd
 import regex
 from pydantic import Field
 
-from dataclean_env.errors import InvalidParameters, OperationFailed
+from dataclean_env.errors import InvalidParameters
+from dataclean_env.limits import raise_time_limit, remaining
 from dataclean_env.operations.column_checks import rewrite_cells, text_columns
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 
 Scalar = str | int | float | bool
-REGEX_SECONDS = 0.5  # for a whole step
+REGEX_SECONDS = 0.5  # per cell, and never past the step's deadline
 
 
 class TextColumnParams(Params):
@@ -90,6 +91,7 @@ class RegexReplaceParams(Params):
     RegexReplaceParams,
     rank=2,
     repeatable=True,
+    slow=True,
     description="Regular-expression substitution in a text column (time-limited).",
 )
 def regex_replace(table: pd.DataFrame, params: RegexReplaceParams, ctx: OpContext) -> OpResult:
@@ -98,20 +100,21 @@ def regex_replace(table: pd.DataFrame, params: RegexReplaceParams, ctx: OpContex
         compiled = regex.compile(params.pattern)
     except regex.error as exc:
         raise InvalidParameters(f"invalid pattern: {exc}") from None
+
+    def substitute(value: str) -> str:
+        # The regex module releases the GIL while matching and stops at `timeout`, so a
+        # catastrophic pattern costs at most the step's remaining time.
+        left = remaining(ctx.deadline)
+        timeout = REGEX_SECONDS if left is None else min(REGEX_SECONDS, left)
+        return compiled.sub(params.replacement, value, timeout=timeout)
+
     try:
-        return rewrite_cells(
-            table,
-            ctx,
-            columns,
-            lambda v: compiled.sub(params.replacement, v, timeout=REGEX_SECONDS),
-            "regex_replace",
-        )
+        return rewrite_cells(table, ctx, columns, substitute, "regex_replace")
     except (regex.error, IndexError) as exc:  # a bad group reference shows on the first match
         raise InvalidParameters(f"invalid replacement: {exc}") from None
     except TimeoutError:
-        raise OperationFailed(
-            f"the pattern took longer than {REGEX_SECONDS}s on one cell; simplify it"
-        ) from None
+        raise_time_limit()
+        raise  # unreachable: raise_time_limit always raises
 
 
 def _text(value: Scalar) -> str:

@@ -13,11 +13,14 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 
-from dataclean_env import __version__
+from dataclean_env import ENV_NAME, __version__
 from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.server.guards import install_guards
 from dataclean_env.server.http_errors import install_error_handlers
+from dataclean_env.server.openapi_doc import install_openapi
 from dataclean_env.server.openenv_routes import mount_openenv
 from dataclean_env.server.routes import episodes, meta, web
+from dataclean_env.server.serving import uvicorn_options
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks import TaskRegistry, registry_for
 
@@ -43,7 +46,9 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     app.include_router(meta.router)
     app.include_router(episodes.router)
     app.include_router(web.router)  # the browser page (before OpenEnv's catch-all routes)
-    app.state.openenv = mount_openenv(app, registry, settings)
+    app.state.limiter = limiter = install_guards(app, settings)
+    app.state.openenv = mount_openenv(app, registry, settings, limiter)
+    install_openapi(app, registry.task_ids(), ENV_NAME)
     log.info("loaded %d tasks: %s", len(registry.task_ids()), ", ".join(registry.task_ids()))
     return app
 
@@ -63,4 +68,4 @@ def main() -> None:
     parser.add_argument("--host", default=settings.host)
     parser.add_argument("--port", type=int, default=settings.port)
     args = parser.parse_args()
-    uvicorn.run(create_app(settings), host=args.host, port=args.port)
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, **uvicorn_options(settings))

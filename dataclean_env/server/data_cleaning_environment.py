@@ -66,7 +66,7 @@ from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import SPLITS
 from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
 from dataclean_env.schemas import Action, StepResult
-from dataclean_env.server.scheduling import run_sized
+from dataclean_env.server.scheduling import is_slow, run_sized
 from dataclean_env.settings import PROJECT_ROOT
 from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.tasks.generated import FAMILIES, instance
@@ -164,7 +164,7 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         self, action: CleaningAction, timeout_s: float | None = None, **kwargs: Any
     ) -> CleaningObservation:
         cells = self.episode.cells if self.episode is not None else 0
-        return await run_sized(lambda: self.step(action), cells)
+        return await run_sized(lambda: self.step(action), cells, is_slow(action.operation))
 
     # ── views ─────────────────────────────────────────────────────────────
     def _observation(self, result: StepResult, reward: float) -> CleaningObservation:

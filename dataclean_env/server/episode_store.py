@@ -1,10 +1,17 @@
 """The bounded store of episodes, shared by every door of the server.
 
-Client-created episodes (a reset) live until they have been idle for `ttl` seconds; at most
-`capacity` exist at once, and a reset past that answers StoreFull (503) rather than evicting
-a live episode. Each task also has one default episode, used by calls that carry no
-episode id, as the original single-episode server did; defaults never expire and do not
-count toward the capacity (there is one per task).
+Episodes live until they have been idle for `ttl` seconds; at most `capacity` exist at
+once, and a reset with a client-chosen id past that answers StoreFull (503) rather than
+evicting a live episode. Each task also has one default episode, used by calls that carry no
+episode id, as the original single-episode server did: the latest reset without an id.
+Defaults never expire and do not count toward the capacity (there is one per task); when a
+newer reset replaces one, it joins the other episodes, so its id works until it expires
+(or is dropped at once if the store is full of live episodes).
+
+Ids: a reset without an id gets an unguessable server-issued id (`dce:` + 128 random bits),
+which no client can reset or take over; a client-chosen id is a shared name (whoever sends
+it addresses, and may reset, that episode). A lookup answers "no such episode" the same
+way whether the id is absent or belongs to another task, so answers reveal nothing.
 """
 
 from __future__ import annotations
@@ -13,10 +20,18 @@ import threading
 import time
 from collections.abc import Callable
 
-from dataclean_env.doors import start_episode
+from dataclean_env.doors import check_client_id, check_episode_id, start_episode
 from dataclean_env.episode import Episode
 from dataclean_env.errors import StoreFull, UnknownEpisode
 from dataclean_env.tasks import TaskRegistry
+
+
+def unknown_episode(episode_id: str) -> UnknownEpisode:
+    # One answer for "absent", "expired" and "another task's": no existence oracle.
+    return UnknownEpisode(
+        f"no episode {episode_id!r} here (it may have expired, or the server restarted: "
+        "episodes live in memory); reset to start one"
+    )
 
 
 class EpisodeStore:
@@ -33,6 +48,7 @@ class EpisodeStore:
         self.clock = clock
         self._episodes: dict[str, Episode] = {}
         self._defaults: dict[str, Episode] = {}
+        self._default_ids: dict[str, Episode] = {}  # the defaults, by episode id
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -45,13 +61,23 @@ class EpisodeStore:
         episode_id: str | None = None,
         split: str = "train",
     ) -> Episode:
-        """A fresh episode of `task_id`. Without an id it becomes the task's default episode."""
+        """A fresh episode of `task_id`. Without an id it gets a server-issued one and
+        becomes the task's default episode."""
+        if episode_id is not None:
+            check_client_id(episode_id)
         # Outside the lock: building a task may take a moment.
         episode = start_episode(self.registry, task_id, seed, split, episode_id)
         episode.last_used = self.clock()
         if episode_id is None:
             with self._lock:
+                previous = self._defaults.get(task_id)
                 self._defaults[task_id] = episode
+                self._default_ids[episode.episode_id] = episode
+                if previous is not None:
+                    del self._default_ids[previous.episode_id]
+                    self._evict_idle()
+                    if len(self._episodes) < self.capacity:  # else it goes, as if evicted
+                        self._episodes[previous.episode_id] = previous
             return episode
         with self._lock:
             if episode_id not in self._episodes:
@@ -64,7 +90,9 @@ class EpisodeStore:
             self._episodes[episode_id] = episode
         return episode
 
-    def get(self, episode_id: str) -> Episode:
+    def get(self, episode_id: str, task_id: str | None = None) -> Episode:
+        """The episode with this id (of `task_id`, when given); UnknownEpisode otherwise."""
+        check_episode_id(episode_id)  # bounded before any lookup or echo
         now = self.clock()
         with self._lock:
             episode = self._episodes.get(episode_id)
@@ -72,11 +100,9 @@ class EpisodeStore:
                 del self._episodes[episode_id]  # idle too long: gone, as if evicted
                 episode = None
             elif episode is None:
-                episode = next(
-                    (e for e in self._defaults.values() if e.episode_id == episode_id), None
-                )
-        if episode is None:
-            raise UnknownEpisode(f"no episode {episode_id!r} (it may have expired); reset first")
+                episode = self._default_ids.get(episode_id)
+        if episode is None or (task_id is not None and episode.spec.task_id != task_id):
+            raise unknown_episode(episode_id)
         episode.last_used = now
         return episode
 

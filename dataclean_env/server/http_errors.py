@@ -16,14 +16,24 @@ log = logging.getLogger(__name__)
 _HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "BODY_TOO_LARGE"}
 
 
-def error_response(status: int, code: str, detail: str) -> JSONResponse:
-    return JSONResponse({"detail": detail, "code": code}, status_code=status)
+def error_response(
+    status: int, code: str, detail: str, retry_after: int | None = None
+) -> JSONResponse:
+    # An error detail may quote client text; never let text that cannot be encoded turn an
+    # error answer into a 500.
+    detail = detail.encode("utf-8", "backslashreplace").decode("utf-8")
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+    return JSONResponse({"detail": detail, "code": code}, status_code=status, headers=headers)
+
+
+def env_error_response(exc: EnvError) -> JSONResponse:
+    return error_response(exc.status, exc.code, exc.detail, exc.retry_after)
 
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(EnvError)
     async def _env_error(request: Request, exc: EnvError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.detail)
+        return env_error_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
-from dataclean_env.errors import BodyTooLarge, InvalidAction, describe
+from dataclean_env.errors import BodyTooLarge, InvalidAction, InvalidText, describe
 from dataclean_env.schemas import Action, ResetRequest
 
 # Fields OpenEnv clients add to their requests; accepted and ignored.
@@ -28,17 +29,60 @@ async def read_json(request: Request, max_bytes: int) -> dict[str, Any]:
             raise BodyTooLarge(f"request body is larger than {max_bytes} bytes")
     if not body.strip():
         return {}
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError) as exc:
-        # ValueError covers bad UTF-8, bad JSON and integers past Python's 4300-digit limit;
-        # RecursionError covers absurdly deep nesting.
-        raise InvalidAction(f"request body is not valid JSON: {type(exc).__name__}") from None
+    data = parse_json(bytes(body))
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise InvalidAction("request body must be a JSON object")
     return data
+
+
+# A lone surrogate can only arrive as a JSON escape (\ud800-\udfff) or as its (invalid)
+# UTF-8 bytes, which json.loads accepts; bodies without either skip the full check.
+_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+
+
+def parse_json(body: bytes) -> Any:
+    """The JSON value of `body`; InvalidAction if it is not JSON, InvalidText if it holds a
+    lone UTF-16 surrogate (such text could never be sent back, so it is refused here)."""
+    try:
+        data = json.loads(body, parse_constant=_not_json)
+    except (ValueError, RecursionError) as exc:
+        # ValueError covers bad UTF-8, bad JSON and integers past Python's 4300-digit limit;
+        # RecursionError covers absurdly deep nesting.
+        raise InvalidAction(f"request body is not valid JSON: {type(exc).__name__}") from None
+    if has_invalid_text(body, data):
+        raise InvalidText("the body holds text that is not valid Unicode (a lone UTF-16 surrogate)")
+    return data
+
+
+def _not_json(constant: str) -> Any:
+    # Python's json reads NaN and Infinity, which JSON does not have (and "nan" would
+    # then become a text cell).
+    raise ValueError(f"{constant} is not JSON")
+
+
+def has_invalid_text(raw: bytes, data: Any) -> bool:
+    """True when `data` (parsed from `raw`) holds a string that is not valid Unicode."""
+    return _MAYBE_SURROGATE.search(raw) is not None and not _valid_text(data)
+
+
+def _valid_text(data: Any) -> bool:
+    """True when every string in `data` (keys too) can be encoded as UTF-8."""
+    stack = [data]
+    while stack:  # iterative: json.loads already bounded the depth
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
 
 
 class StepRequest(BaseModel):

@@ -322,6 +322,8 @@ def test_unknown_episode(client: TestClient, method: str, path: str, kwargs: dic
 
 
 def test_task_mismatch_leaves_both_episodes_unchanged(client: TestClient) -> None:
+    """An id of another task's episode answers like an absent id (404, no existence
+    oracle); a path and body naming two tasks is 409 TASK_MISMATCH."""
     warm = start(client, "medium_missing_dtype", "mine-medium")
     before = state_of(client, "mine-medium")
     client.post("/reset/easy_dedup_rename")
@@ -332,8 +334,8 @@ def test_task_mismatch_leaves_both_episodes_unchanged(client: TestClient) -> Non
             json={"operation": "validate_schema"},
             params={"episode_id": "mine-medium"},
         ),
-        409,
-        "TASK_MISMATCH",
+        404,
+        "UNKNOWN_EPISODE",
     )
     assert_error(
         client.post(
@@ -344,13 +346,13 @@ def test_task_mismatch_leaves_both_episodes_unchanged(client: TestClient) -> Non
                 "operation": "validate_schema",
             },
         ),
-        409,
-        "TASK_MISMATCH",
+        404,
+        "UNKNOWN_EPISODE",
     )
     assert_error(
         client.get("/state/easy_dedup_rename", params={"episode_id": "mine-medium"}),
-        409,
-        "TASK_MISMATCH",
+        404,
+        "UNKNOWN_EPISODE",
     )
     assert_error(
         client.post("/reset/easy_dedup_rename", json={"task_id": "medium_missing_dtype"}),

@@ -178,12 +178,14 @@ def test_malformed_frames_get_error_frames_and_the_connection_stays_usable(serve
         assert json.loads(ws.recv(timeout=10))["data"]["reward"] == 0.4999
 
 
-def test_a_frame_that_is_not_an_object_closes_the_connection_cleanly(server) -> None:
+def test_a_frame_that_is_not_an_object_gets_an_error_frame(server) -> None:
+    """It used to end the session (issue 11); now the session goes on."""
     with connect(ws_url(server)) as ws:
         ws.send("[1, 2]")
-        assert json.loads(ws.recv(timeout=10))["type"] == "error"
-        with pytest.raises(Exception, match="1000"):
-            ws.recv(timeout=10)
+        error = json.loads(ws.recv(timeout=10))
+        assert error["type"] == "error" and error["data"]["code"] == "INVALID_JSON"
+        ws.send(json.dumps({"type": "reset", "data": {}}))
+        assert json.loads(ws.recv(timeout=10))["data"]["observation"]["step"] == 0
     with DataCleaningClient(base_url=server.url).sync() as env:  # the server is fine
         assert env.reset().observation.step == 0
 

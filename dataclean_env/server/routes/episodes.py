@@ -15,15 +15,17 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from dataclean_env.episode import Episode
-from dataclean_env.errors import TaskMismatch
+from dataclean_env.errors import TaskMismatch, UnknownTask
 from dataclean_env.schemas import Action, EpisodeState, ResetRequest, StepResult
 from dataclean_env.server.deps import get_settings, get_store
 from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.server.rate_limit import client_key
 from dataclean_env.server.requests import StepRequest, parse_reset, parse_step, read_json
-from dataclean_env.server.scheduling import run_sized
+from dataclean_env.server.scheduling import is_slow, run_sized
 from dataclean_env.settings import Settings
 
 router = APIRouter(tags=["episodes"])
+MAX_TASK_ID = 128
 
 Store = Annotated[EpisodeStore, Depends(get_store)]
 Config = Annotated[Settings, Depends(get_settings)]
@@ -40,10 +42,10 @@ def _body_doc(model: type) -> dict[str, Any]:
     }
 
 
-async def run_engine(work: Callable[[], BaseModel], cells: int) -> Response:
+async def run_engine(work: Callable[[], BaseModel], cells: int, slow: bool = False) -> Response:
     # pydantic writes the JSON itself (in Rust): the same bytes as JSONResponse of
     # model_dump(mode="json"), in a quarter of the time.
-    result = await run_sized(work, cells)
+    result = await run_sized(work, cells, slow)
     return Response(result.model_dump_json(), media_type="application/json")
 
 
@@ -52,15 +54,18 @@ def _first(*values: str | None) -> str | None:
 
 
 def find_episode(store: EpisodeStore, task_id: str | None, episode_id: str | None) -> Episode:
-    """The episode a call addresses: by id, else the default episode of the task."""
+    """The episode a call addresses: by id, else the default episode of the task. An id of
+    another task's episode is answered like an absent one (404), revealing nothing."""
     if episode_id is not None:
-        episode = store.get(episode_id)
-        if task_id is not None and episode.spec.task_id != task_id:
-            raise TaskMismatch(
-                f"episode {episode_id!r} belongs to task {episode.spec.task_id!r}, not {task_id!r}"
-            )
-        return episode
+        return store.get(episode_id, task_id)
     return store.default(task_id or store.registry.task_ids()[0])
+
+
+def known_task(store: EpisodeStore, task_id: str) -> None:
+    """404 for an unknown task; an absurdly long id is not echoed back."""
+    if len(task_id) > MAX_TASK_ID:
+        raise UnknownTask(f"unknown task (task ids are at most {MAX_TASK_ID} characters)")
+    store.registry.spec(task_id)
 
 
 async def _reset(
@@ -72,9 +77,13 @@ async def _reset(
 ) -> Response:
     body = parse_reset(await read_json(request, settings.max_body_bytes))
     task = task_id or body.task_id or store.registry.task_ids()[0]
+    known_task(store, task)
+    if body.task_id is not None:
+        known_task(store, body.task_id)
     if task_id is not None and body.task_id not in (None, task_id):
         raise TaskMismatch(f"path says task {task_id!r}, body says {body.task_id!r}")
     spec = store.registry.spec(task)  # 404 before any work
+    request.app.state.limiter.take(client_key(request.scope), "resets")
 
     def work() -> StepResult:
         episode = store.reset(task, body.seed, _first(body.episode_id, episode_id), body.split)
@@ -91,10 +100,12 @@ async def _step(
     episode_id: str | None,
 ) -> Response:
     call = parse_step(await read_json(request, settings.max_body_bytes))
+    if call.task_id is not None:
+        known_task(store, call.task_id)
     if task_id is not None and call.task_id not in (None, task_id):
         raise TaskMismatch(f"path says task {task_id!r}, body says {call.task_id!r}")
     if task_id or call.task_id:
-        store.registry.spec(task_id or call.task_id)
+        known_task(store, task_id or call.task_id)
 
     episode = find_episode(store, task_id or call.task_id, _first(call.episode_id, episode_id))
 
@@ -102,12 +113,12 @@ async def _step(
         with episode.lock:
             return episode.step(call.action)
 
-    return await run_engine(work, episode.cells)
+    return await run_engine(work, episode.cells, slow=is_slow(call.action.operation))
 
 
 async def _state(store: EpisodeStore, task_id: str | None, episode_id: str | None) -> Response:
     if task_id is not None:
-        store.registry.spec(task_id)
+        known_task(store, task_id)
     episode = find_episode(store, task_id, episode_id)
 
     def work() -> EpisodeState:

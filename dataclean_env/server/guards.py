@@ -1,0 +1,288 @@
+"""The server's edge: what every request and every WebSocket frame passes before any route.
+
+* `HttpGuard` (ASGI middleware, every HTTP route, OpenEnv's included): refuses foreign
+  browser origins on state-changing requests (403), bodies that are not JSON by their
+  content type (415), bodies over DCE_MAX_BODY_BYTES (413) or sent too slowly (408). It
+  reads the body once and hands it on, so one limit covers every route.
+* `guard_openenv_posts`: OpenEnv's own POST routes (/mcp, /data-cleaning-openenv/*) refuse
+  text that is not valid Unicode (422) and rate-limit `openenv/session/create` (429).
+* `WebSocketGuard` (around /ws): rate-limits connects, answers binary, non-object, too
+  deep or invalid-Unicode frames with an error frame (the session goes on), and closes a
+  connection that sent nothing for DCE_WS_IDLE_SECONDS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.datastructures import Headers
+from starlette.routing import Route, WebSocketRoute
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from dataclean_env.errors import (
+    BodyTooLarge,
+    EnvError,
+    InvalidText,
+    OriginNotAllowed,
+    RequestTimeout,
+    UnsupportedMediaType,
+)
+from dataclean_env.server.http_errors import env_error_response
+from dataclean_env.server.rate_limit import RateLimiter, client_key
+from dataclean_env.server.requests import has_invalid_text, parse_json
+from dataclean_env.server.sessions import LIVE_SOCKET
+from dataclean_env.settings import Settings
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def allowed_origins(settings: Settings) -> list[str]:
+    return [o.strip().rstrip("/") for o in settings.cors_origins.split(",") if o.strip()]
+
+
+def origin_allowed(origin: str, headers: Headers, allowed: list[str]) -> bool:
+    """Same origin as the request's Host, or listed in DCE_CORS_ORIGINS ("*": any)."""
+    if "*" in allowed or origin.rstrip("/") in allowed:
+        return True
+    return origin != "null" and urlsplit(origin).netloc == headers.get("host", "")
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+async def _send_error(scope: Scope, receive: Receive, send: Send, exc: EnvError) -> None:
+    await env_error_response(exc)(scope, receive, send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+class HttpGuard:
+    def __init__(self, app: ASGIApp, settings: Settings):
+        self.app = app
+        self.max_bytes = settings.max_body_bytes
+        self.body_seconds = settings.body_seconds
+        self.origins = allowed_origins(settings)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        try:
+            body = await self._check(scope, receive)
+        except EnvError as exc:
+            await _send_error(scope, receive, send, exc)
+            return
+        await self.app(scope, receive if body is None else _replay(body, receive), send)
+
+    async def _check(self, scope: Scope, receive: Receive) -> bytes | None:
+        """The request's body (None: left unread), or an EnvError refusing the request."""
+        headers = Headers(scope=scope)
+        declared = headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            raise BodyTooLarge(f"request body is larger than {self.max_bytes} bytes")
+        if scope["method"] in SAFE_METHODS:
+            return None
+        origin = headers.get("origin")
+        if origin is not None and not origin_allowed(origin, headers, self.origins):
+            # A browser page of another site (CSRF): no state change on a visitor's behalf.
+            raise OriginNotAllowed(
+                "requests from this browser origin are not allowed (DCE_CORS_ORIGINS)"
+            )
+        try:
+            async with asyncio.timeout(self.body_seconds):
+                body = await self._read(receive)
+        except TimeoutError:
+            raise RequestTimeout(
+                f"the request body was not received within {self.body_seconds:g} s"
+            ) from None
+        content_type = headers.get("content-type")
+        if body.strip() and content_type is not None and not _is_json(content_type):
+            # text/plain, forms: what a cross-site page can send without a CORS preflight.
+            raise UnsupportedMediaType(
+                f"bodies must be JSON (content-type application/json), not {content_type[:64]!r}"
+            )
+        return body
+
+    async def _read(self, receive: Receive) -> bytes:
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            body.extend(message.get("body", b""))
+            if len(body) > self.max_bytes:
+                raise BodyTooLarge(f"request body is larger than {self.max_bytes} bytes")
+            if not message.get("more_body", False):
+                break
+        return bytes(body)
+
+
+# ── OpenEnv's HTTP routes ──────────────────────────────────────────────────
+
+
+def guard_openenv_posts(routes: list[Any], ours: set[int], limiter: RateLimiter) -> None:
+    """Wrap OpenEnv's POST routes (those whose id is not in `ours`) with the text and rate
+    checks."""
+    for route in routes:
+        if isinstance(route, Route) and id(route) not in ours and "POST" in (route.methods or ()):
+            route.app = _openenv_post(route.app, limiter)
+
+
+def _openenv_post(app: ASGIApp, limiter: RateLimiter) -> ASGIApp:
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        body = await _whole_body(receive)
+        try:
+            data = parse_json(body) if body.strip() else None
+        except InvalidText as exc:
+            await _send_error(scope, receive, send, exc)
+            return
+        except EnvError:
+            data = None  # not JSON: OpenEnv answers its own parse error
+        try:
+            if isinstance(data, dict) and data.get("method") == "openenv/session/create":
+                limiter.take(client_key(scope), "session creations")
+        except EnvError as exc:
+            await _send_error(scope, receive, send, exc)
+            return
+        await app(scope, _replay(body, receive), send)
+
+    return guarded
+
+
+async def _whole_body(receive: Receive) -> bytes:
+    # HttpGuard has already bounded and buffered it: this is one message.
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if message["type"] == "http.disconnect" or not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+# ── /ws ──────────────────────────────────────────────────────────────────────
+
+
+def _error_frame(message: str, code: str) -> str:
+    return json.dumps({"type": "error", "data": {"message": message, "code": code}})
+
+
+def frame_problem(message: Message) -> str | None:
+    """The error frame to answer a client frame with, or None if OpenEnv may read it."""
+    text = message.get("text")
+    if text is None:
+        return _error_frame("binary frames are not accepted; send JSON text", "INVALID_JSON")
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        return _error_frame("the frame is nested too deeply", "INVALID_JSON")
+    except ValueError:
+        return None  # not JSON: OpenEnv answers INVALID_JSON itself
+    if not isinstance(data, dict):
+        return _error_frame("a frame must be a JSON object with a 'type'", "INVALID_JSON")
+    if has_invalid_text(text.encode("utf-8", "surrogatepass"), data):
+        return _error_frame(
+            "the frame holds text that is not valid Unicode (a lone UTF-16 surrogate)",
+            "VALIDATION_ERROR",
+        )
+    return None
+
+
+class WebSocketGuard:
+    def __init__(self, app: ASGIApp, settings: Settings, limiter: RateLimiter):
+        self.app = app
+        self.idle_seconds = settings.ws_idle_seconds
+        self.limiter = limiter
+        self.origins = allowed_origins(settings)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        try:
+            if origin is not None and not origin_allowed(origin, headers, self.origins):
+                raise OriginNotAllowed("WebSocket connections from this origin are not allowed")
+            self.limiter.take(client_key(scope), "session creations")
+        except EnvError as exc:
+            await self._refuse(receive, send, exc)
+            return
+        token = LIVE_SOCKET.set(True)  # sessions made for this socket are not "detached"
+        try:
+            await self.app(scope, self._guarded(receive, send), send)
+        finally:
+            LIVE_SOCKET.reset(token)
+
+    def _guarded(self, receive: Receive, send: Send) -> Callable[[], Awaitable[Message]]:
+        connected = False
+
+        async def guarded_receive() -> Message:
+            nonlocal connected
+            while True:
+                if not connected:
+                    message = await receive()
+                    connected = True
+                    return message
+                try:
+                    async with asyncio.timeout(self.idle_seconds):
+                        message = await receive()
+                except TimeoutError:
+                    await send({"type": "websocket.close", "code": 1001, "reason": "idle"})
+                    return {"type": "websocket.disconnect", "code": 1001}
+                if message["type"] != "websocket.receive":
+                    return message
+                problem = frame_problem(message)
+                if problem is None:
+                    return message
+                await send({"type": "websocket.send", "text": problem})
+
+        return guarded_receive
+
+    @staticmethod
+    async def _refuse(receive: Receive, send: Send, exc: EnvError) -> None:
+        # Accept, say why in OpenEnv's error frame, close: what OpenEnv clients can read.
+        message = await receive()
+        if message["type"] != "websocket.connect":
+            return
+        await send({"type": "websocket.accept"})
+        await send({"type": "websocket.send", "text": _error_frame(exc.detail, exc.code)})
+        await send({"type": "websocket.close", "code": 1013 if exc.status == 429 else 1008})
+
+
+def guard_websockets(routes: list[Any], settings: Settings, limiter: RateLimiter) -> None:
+    for route in routes:
+        if isinstance(route, WebSocketRoute) and route.path == "/ws":
+            route.app = WebSocketGuard(route.app, settings, limiter)
+
+
+def install_guards(app: Any, settings: Settings) -> RateLimiter:
+    """The HTTP guard (and CORS, when origins are allowed) on `app`; returns the rate
+    limiter that the reset route and OpenEnv's routes share."""
+    if allowed_origins(settings):
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=allowed_origins(settings),
+            allow_methods=["*"],
+            allow_headers=["*"],
+            expose_headers=["Retry-After"],
+        )
+    app.add_middleware(HttpGuard, settings=settings)  # added last: runs first
+    return RateLimiter(settings.creation_rate_per_second, settings.creation_burst)

@@ -1,0 +1,225 @@
+"""Issue 11 on the wire, against a real uvicorn on 127.0.0.1 with real sockets:
+
+* /health answers in milliseconds while the issue's catastrophic regex step runs (REST and
+  /ws), and that step is refused within the step time limit;
+* connections that send their headers too slowly (slowloris) are closed;
+* the body limit holds for a chunked body on /mcp.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from dataclean_env.settings import Settings
+from tests.web import LiveServer
+
+TASK = "crm"
+
+
+@pytest.fixture
+def server() -> Iterator[LiveServer]:
+    live = LiveServer(Settings(header_seconds=1.0, body_seconds=1.0)).start()
+    try:
+        yield live
+    finally:
+        live.close()
+
+
+def plant_catastrophic_cells(client: httpx.Client) -> None:
+    """20 cells of "a"*350+"!" in the victim's full_name column: the issue's payload."""
+    client.post(f"/reset/{TASK}", json={"seed": 0, "episode_id": "victim"}).raise_for_status()
+    shown = client.post(
+        f"/step/{TASK}",
+        json={"operation": "show_rows", "parameters": {"limit": 20}},
+        params={"episode_id": "victim"},
+    ).json()
+    plant = [
+        {
+            "operation": "set_cell",
+            "parameters": {
+                "row_id": r["contact_id"],
+                "column": "full_name",
+                "value": "a" * 350 + "!",
+            },
+        }
+        for r in shown["observation"]["sample_rows"]
+    ]
+    client.post(
+        f"/step/{TASK}",
+        json={"operation": "program", "parameters": {"operations": plant}},
+        params={"episode_id": "victim"},
+    ).raise_for_status()
+
+
+REDOS = {
+    "operation": "regex_replace",
+    "parameters": {"column": "full_name", "pattern": "(a+)+$", "replacement": "x"},
+}
+PROGRAM = {"operation": "program", "parameters": {"operations": [REDOS] * 20}}
+
+
+def health_latencies(url: str, stop: threading.Event) -> list[float]:
+    latencies = []
+    with httpx.Client(base_url=url, timeout=30) as client:
+        while not stop.is_set():
+            started = time.perf_counter()
+            assert client.get("/health").status_code == 200
+            latencies.append(time.perf_counter() - started)
+            time.sleep(0.01)
+    return latencies
+
+
+def test_health_answers_while_the_catastrophic_step_runs(server: LiveServer) -> None:
+    with httpx.Client(base_url=server.url, timeout=60) as client:
+        plant_catastrophic_cells(client)
+        stop = threading.Event()
+        result: dict[str, list[float]] = {}
+        poller = threading.Thread(
+            target=lambda: result.update(h=health_latencies(server.url, stop))
+        )
+        poller.start()
+        try:
+            time.sleep(0.1)
+            started = time.perf_counter()
+            answer = client.post(f"/step/{TASK}", json=PROGRAM, params={"episode_id": "victim"})
+            took = time.perf_counter() - started
+        finally:
+            stop.set()
+            poller.join(timeout=30)
+    assert answer.status_code == 422 and answer.json()["code"] == "STEP_TIME_LIMIT"
+    assert took < 4.0, took  # DCE_STEP_SECONDS = 2 (it took 224 s unbounded)
+    latencies = sorted(result["h"])
+    assert len(latencies) >= 20
+    # milliseconds, not seconds: the step runs in a worker thread and the regex module
+    # releases the GIL while it matches
+    assert latencies[len(latencies) // 2] < 0.05, latencies
+    # (the machine is shared: one slow outlier is the scheduler, not a blocked loop)
+    assert latencies[int(len(latencies) * 0.9)] < 0.25, latencies
+
+
+def test_health_answers_while_a_ws_step_runs(server: LiveServer) -> None:
+    with httpx.Client(base_url=server.url, timeout=60) as client:
+        plant_catastrophic_cells(client)
+    ws_url = server.url.replace("http", "ws") + "/ws"
+    stop = threading.Event()
+    result: dict[str, list[float]] = {}
+    with connect(ws_url) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"task_id": TASK, "seed": 0}}))
+        first = json.loads(ws.recv())["data"]["observation"]
+        row = first["sample_rows"][0]["contact_id"]
+        ws.send(
+            json.dumps(
+                {
+                    "type": "step",
+                    "data": {
+                        "operation": "set_cell",
+                        "parameters": {
+                            "row_id": row,
+                            "column": "full_name",
+                            "value": "a" * 350 + "!",
+                        },
+                    },
+                }
+            )
+        )
+        json.loads(ws.recv())
+        poller = threading.Thread(
+            target=lambda: result.update(h=health_latencies(server.url, stop))
+        )
+        poller.start()
+        try:
+            time.sleep(0.1)
+            ws.send(json.dumps({"type": "step", "data": PROGRAM}))
+            answer = json.loads(ws.recv(timeout=30))
+        finally:
+            stop.set()
+            poller.join(timeout=30)
+    # One cell backtracks for well under the step limit, so 20 regex steps of one cell run;
+    # the program is bounded as a whole either way.
+    assert answer["type"] == "observation"
+    latencies = sorted(result["h"])
+    assert latencies[len(latencies) // 2] < 0.05, latencies
+    assert latencies[int(len(latencies) * 0.9)] < 0.25, latencies
+
+
+def test_slow_headers_are_cut_off(server: LiveServer) -> None:
+    """Slowloris: 50 sockets that trickle their headers are closed after DCE_HEADER_SECONDS
+    (1 s here); a normal request meanwhile is answered."""
+    sockets = []
+    for _ in range(50):
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        sockets.append(sock)
+    deadline = time.monotonic() + 2.5
+    while time.monotonic() < deadline:  # keep trickling, as slowloris does
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.sendall(b"X-a: b\r\n")
+        assert httpx.get(f"{server.url}/health", timeout=5).status_code == 200
+        time.sleep(0.25)
+    closed = 0
+    for sock in sockets:
+        sock.settimeout(2)
+        try:
+            closed += sock.recv(1024) == b""
+        except (ConnectionResetError, BrokenPipeError):
+            closed += 1
+        finally:
+            sock.close()
+    assert closed == 50
+
+
+def test_chunked_body_over_the_limit_on_mcp(server: LiveServer) -> None:
+    def chunks() -> Iterator[bytes]:
+        for _ in range(40):
+            yield b" " * 100_000  # 4 MB, no content-length
+
+    response = httpx.post(
+        f"{server.url}/mcp",
+        content=chunks(),
+        headers={"content-type": "application/json"},
+        timeout=30,
+    )
+    assert response.status_code == 413 and response.json()["code"] == "BODY_TOO_LARGE"
+
+
+def test_slow_body_is_answered_408(server: LiveServer) -> None:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(
+            b"POST /reset/crm HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100\r\n\r\n{"
+        )
+        started = time.monotonic()
+        answer = sock.recv(4096)
+        assert time.monotonic() - started < 5
+    assert answer.startswith(b"HTTP/1.1 408")
+    assert b"REQUEST_TIMEOUT" in answer
+
+
+def test_idle_websocket_is_closed_on_the_wire() -> None:
+    live = LiveServer(Settings(ws_idle_seconds=0.5)).start()
+    try:
+        with connect(live.url.replace("http", "ws") + "/ws") as ws:
+            ws.send(json.dumps({"type": "reset", "data": {"task_id": TASK}}))
+            assert json.loads(ws.recv(timeout=10))["type"] == "observation"
+            started = time.monotonic()
+            with pytest.raises(ConnectionClosed) as closed:
+                ws.recv(timeout=10)
+            assert 0.4 < time.monotonic() - started < 5
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
+        deadline = time.monotonic() + 5
+        while live.app.state.openenv.active_sessions and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert live.app.state.openenv.active_sessions == 0
+    finally:
+        live.close()
