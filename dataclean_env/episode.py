@@ -50,6 +50,7 @@ class Episode:
         self.done = False
         self.lock = threading.Lock()
         self.last_used = 0.0  # set by the store that holds the episode
+        self.blind = False  # reward_mode="hidden": the doors hide the score until done
         self._operations = available_operations(self.spec.operations)
         self._allowed = frozenset(self.spec.operations)
         self._snapshot = Snapshot.of(self.table)

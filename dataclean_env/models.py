@@ -92,7 +92,10 @@ class CleaningObservation(OpenEnvObservation):
     available_operations: list[str] = Field(default_factory=list)
     task_description: str = ""
     message: str = ""
-    score: float = Field(default=0.0, description="Absolute episode score (the reward total).")
+    score: float | None = Field(
+        default=0.0,
+        description="Absolute episode score (the reward total); None while a blind episode runs.",
+    )
     score_components: Reward | None = Field(
         default=None, description="The reward object: components, penalty and total."
     )

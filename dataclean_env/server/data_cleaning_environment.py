@@ -5,6 +5,11 @@ Reset options (the `data` of a reset frame): `task_id` (default: the first task)
 change in episode score, so that summing a session's step rewards gives final minus initial
 score; "absolute" makes it the score itself. Either way the observation carries the
 absolute `score` and its `score_components`.
+"hidden" (a blind episode) gives a reward of 0 and no `score` or
+`score_components` until the episode ends; its last step's reward is the final score.
+
+A reset whose `episode_id` names an episode the server issued (a leaderboard run's) joins
+that episode as it stands, blind, instead of starting a new one.
 
 A refused action is not an exception here: the step answers with the unchanged episode, the
 error in `message` and `info["error"]`, and a reward of 0 (delta) — the same as in-process.
@@ -13,8 +18,9 @@ error in `message` and `info["error"]`, and a reward of 0 (delta) — the same a
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
@@ -25,6 +31,7 @@ from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError, InvalidAction
 from dataclean_env.generation import SPLITS
 from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
+from dataclean_env.reward_visibility import REWARD_MODES, RewardMode, hides
 from dataclean_env.schemas import Action, ResetRequest, StepResult
 from dataclean_env.server.episode_store import check_episode_id
 from dataclean_env.server.scheduling import run_sized
@@ -32,7 +39,6 @@ from dataclean_env.settings import PROJECT_ROOT
 from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.tasks.generated import FAMILIES, instance
 
-RewardMode = Literal["delta", "absolute"]
 SPLIT_SIZES = {"train": 1000, "eval": 200, "test": 200}  # listed instances per family
 MAX_TASK_RANGE = 500
 DESCRIPTION = (
@@ -53,10 +59,15 @@ def readme() -> str | None:
 class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, CleaningState]):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, registry: TaskRegistry | None = None):
+    def __init__(
+        self,
+        registry: TaskRegistry | None = None,
+        issued: Callable[[str], Episode | None] | None = None,
+    ):
         super().__init__()
         # Cheap on purpose: OpenEnv builds a throwaway instance for /metadata and task calls.
         self.registry = registry or default_registry()
+        self.issued = issued  # the server's issued episodes, by id (None: no leaderboard)
         self.episode: Episode | None = None
         self.reward_mode: RewardMode = "delta"
         self._last_score = 0.0
@@ -72,9 +83,15 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         **options: Any,
     ) -> CleaningObservation:
         request = self._reset_request(seed, episode_id, task_id, reward_mode, split, options)
+        joined = self.issued(request.episode_id) if self.issued and request.episode_id else None
+        if joined is not None:  # a leaderboard episode: played as it stands, blind
+            self.episode, self.reward_mode = joined, "hidden"
+            with joined.lock:
+                return self._observation(joined.result(), 0.0)
         task = request.task_id or self.registry.task_ids()[0]
         name = request.episode_id or f"ws-{uuid.uuid4().hex[:12]}"
         self.episode = Episode(name, self.registry.make(task, request.seed, request.split))
+        self.episode.blind = reward_mode == "hidden"
         self.reward_mode = reward_mode
         self._last_score = self.episode.reward.total
         first = self._last_score if reward_mode == "absolute" else 0.0
@@ -96,8 +113,8 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
                 f"unknown reset options {sorted(options)}; "
                 "accepted: task_id, seed, split, episode_id, reward_mode"
             )
-        if reward_mode not in ("delta", "absolute"):
-            raise InvalidAction("reward_mode must be 'delta' or 'absolute'")
+        if reward_mode not in REWARD_MODES:
+            raise InvalidAction("reward_mode must be 'delta', 'absolute' or 'hidden'")
         try:
             request = ResetRequest.model_validate(
                 {"seed": seed, "episode_id": episode_id, "task_id": task_id, "split": split}
@@ -127,7 +144,12 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
             except EnvError as error:
                 result = episode.result(error)  # unchanged episode, error in message and info
         score = result.reward.total
-        reward = score if self.reward_mode == "absolute" else round(score - self._last_score, 4)
+        if self.reward_mode == "hidden":  # nothing until the end, then the final score
+            reward = score if result.done else 0.0
+        elif self.reward_mode == "absolute":
+            reward = score
+        else:
+            reward = round(score - self._last_score, 4)
         self._last_score = score
         return self._observation(result, reward)
 
@@ -139,6 +161,16 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
 
     # ── views ─────────────────────────────────────────────────────────────
     def _observation(self, result: StepResult, reward: float) -> CleaningObservation:
+        if hides(self.episode, result.done):
+            return CleaningObservation.model_construct(
+                **dict(result.observation),
+                score=None,
+                score_components=None,
+                info={**result.info, "reward_hidden": True},
+                reward=0.0,
+                done=result.done,
+                metadata={},
+            )
         return CleaningObservation.model_construct(
             **dict(result.observation),
             score=result.reward.total,
@@ -153,7 +185,11 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
     def state(self) -> CleaningState:
         if self.episode is None:
             return CleaningState()
-        return CleaningState(**self.episode.state().model_dump())
+        with self.episode.lock:
+            state = self.episode.state().model_dump()
+        if hides(self.episode, state["done"]):
+            state["reward"] = None
+        return CleaningState(**state)
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(

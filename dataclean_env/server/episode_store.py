@@ -5,6 +5,10 @@ Client-created episodes (a reset) live until they have been idle for `ttl` secon
 a live episode. Each task also has one default episode, used by calls that carry no
 episode id, as the original single-episode server did; defaults never expire and do not
 count toward the capacity (there is one per task).
+
+Issued episodes (the leaderboard's) are made by the server, not by a reset: `issue` adds
+one under its server-chosen id, a reset naming that id joins it instead of replacing it
+(one attempt per instance), and only `withdraw` removes it (their owner bounds them).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ class EpisodeStore:
         self.clock = clock
         self._episodes: dict[str, Episode] = {}
         self._defaults: dict[str, Episode] = {}
+        self._issued: dict[str, Episode] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -55,16 +60,22 @@ class EpisodeStore:
         seed: int | None = None,
         episode_id: str | None = None,
         split: str = "train",
+        blind: bool = False,
     ) -> Episode:
-        """A fresh episode of `task_id`. Without an id it becomes the task's default episode."""
+        """A fresh episode of `task_id`. Without an id it becomes the task's default episode.
+        An issued episode's id joins that episode as it stands."""
+        if episode_id is not None and (issued := self.issued(episode_id)) is not None:
+            return issued
         task = self.registry.make(task_id, seed, split)  # outside the lock: may take a moment
         if episode_id is None:
             episode = Episode(f"{task_id}-{uuid.uuid4().hex[:12]}", task)
+            episode.blind = blind
             episode.last_used = self.clock()
             with self._lock:
                 self._defaults[task_id] = episode
             return episode
         episode = Episode(check_episode_id(episode_id), task)
+        episode.blind = blind
         episode.last_used = self.clock()
         with self._lock:
             if episode_id not in self._episodes:
@@ -80,7 +91,7 @@ class EpisodeStore:
     def get(self, episode_id: str) -> Episode:
         now = self.clock()
         with self._lock:
-            episode = self._episodes.get(episode_id)
+            episode = self._issued.get(episode_id) or self._episodes.get(episode_id)
             if episode is not None and episode.last_used < now - self.ttl:
                 del self._episodes[episode_id]  # idle too long: gone, as if evicted
                 episode = None
@@ -98,6 +109,19 @@ class EpisodeStore:
         with self._lock:
             episode = self._defaults.get(task_id)
         return episode if episode is not None else self.reset(task_id)
+
+    # ── issued episodes ───────────────────────────────────────────────────
+    def issue(self, episode: Episode) -> None:
+        with self._lock:
+            self._issued[episode.episode_id] = episode
+
+    def issued(self, episode_id: str) -> Episode | None:
+        with self._lock:
+            return self._issued.get(episode_id)
+
+    def withdraw(self, episode_id: str) -> None:
+        with self._lock:
+            self._issued.pop(episode_id, None)
 
     def _evict_idle(self) -> None:
         deadline = self.clock() - self.ttl
