@@ -73,3 +73,20 @@ class StoreFull(EnvError):
 class BodyTooLarge(EnvError):
     code = "BODY_TOO_LARGE"
     status = 413
+
+
+class InvalidSubmission(EnvError):
+    """A leaderboard submission or run request that breaks its bounds."""
+
+    code = "INVALID_SUBMISSION"
+    status = 422
+
+
+class UnknownRun(EnvError):
+    code = "UNKNOWN_RUN"
+    status = 404
+
+
+class RateLimited(EnvError):
+    code = "RATE_LIMITED"
+    status = 429

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -36,6 +36,20 @@ class Settings(BaseSettings):
     max_sessions: int = 256
     # Request bodies above this many bytes are refused with 413.
     max_body_bytes: int = 1_000_000
+
+    # ── the leaderboard (dataclean_env/leaderboard; README "Leaderboard") ──
+    # The SQLite file (WAL mode) used unless DATABASE_URL names another database, e.g.
+    # postgresql://user:password@host/db. Relative paths are from the working directory.
+    leaderboard_db: Path = Path("var/leaderboard.sqlite3")
+    database_url: str = Field(default="", validation_alias="DATABASE_URL")
+    # Seeds the secret split; unset, one is generated on first start and kept in the database.
+    leaderboard_secret: SecretStr | None = None
+    leaderboard_runs_per_hour: int = 10  # per client
+    leaderboard_submissions_per_hour: int = 60  # per client (self-reported scores)
+    leaderboard_default_episodes: int = 12  # per run, spread over its families
+    leaderboard_max_episodes: int = 60  # per run
+    leaderboard_open_runs: int = 32  # unfinished runs at once (each holds its tables)
+    leaderboard_episode_seconds: float = 1800.0  # wall-clock limit of one episode
 
 
 @lru_cache(maxsize=1)

@@ -14,10 +14,11 @@ import uvicorn
 from fastapi import FastAPI
 
 from dataclean_env import __version__
+from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.http_errors import install_error_handlers
 from dataclean_env.server.openenv_routes import mount_openenv
-from dataclean_env.server.routes import episodes, meta
+from dataclean_env.server.routes import episodes, leaderboard, meta
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks import TaskRegistry, registry_for
 
@@ -42,6 +43,8 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     install_error_handlers(app)
     app.include_router(meta.router)
     app.include_router(episodes.router)
+    app.state.leaderboard = Leaderboard(settings, app.state.store)  # opens its database lazily
+    app.include_router(leaderboard.router)
     app.state.openenv = mount_openenv(app, registry, settings)
     log.info("loaded %d tasks: %s", len(registry.task_ids()), ", ".join(registry.task_ids()))
     return app
@@ -62,4 +65,6 @@ def main() -> None:
     parser.add_argument("--host", default=settings.host)
     parser.add_argument("--port", type=int, default=settings.port)
     args = parser.parse_args()
-    uvicorn.run(create_app(settings), host=args.host, port=args.port)
+    app = create_app(settings)
+    app.state.leaderboard.open()  # migrations and the secret at start-up, not on first call
+    uvicorn.run(app, host=args.host, port=args.port)

@@ -25,7 +25,7 @@ from dataclean_env.tasks import TaskRegistry
 
 def mount_openenv(app: FastAPI, registry: TaskRegistry, settings: Settings) -> HTTPEnvServer:
     server = HTTPEnvServer(
-        partial(DataCleaningEnvironment, registry),
+        partial(DataCleaningEnvironment, registry, app.state.store.issued),
         CleaningAction,
         CleaningObservation,
         max_concurrent_envs=settings.max_sessions,
