@@ -18,12 +18,19 @@ from dataclean_env.leaderboard.tables import secrets
 NAME = "leaderboard"
 
 
-def load_secret(engine: Engine, given: str | None) -> bytes:
+class NoSecret(RuntimeError):
+    pass
+
+
+def load_secret(engine: Engine, given: str | None, create: bool = True) -> bytes:
+    """The given secret, else the stored one, else (with `create`) a new stored one."""
     if given:
         return given.encode()
     with engine.begin() as connection:
         stored = connection.execute(select(secrets.c.value).where(secrets.c.name == NAME))
         value = stored.scalar_one_or_none()
+    if value is None and not create:
+        raise NoSecret("no DCE_LEADERBOARD_SECRET given and none stored in the database")
     if value is None:
         try:
             with engine.begin() as connection:
