@@ -18,6 +18,7 @@ from sqlalchemy import Engine, create_engine, event
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 BUSY_TIMEOUT_S = 30.0
+MIGRATION_LOCK = 7_406_221  # any constant: the advisory lock's key
 
 
 def database_url(database_url: str, sqlite_path: Path) -> str:
@@ -65,5 +66,9 @@ def migrate(engine: Engine) -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            # Servers starting together on one database migrate one after the other (SQLite's
+            # BEGIN IMMEDIATE already does this).
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
