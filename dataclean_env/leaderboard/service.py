@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 
 ABORT_GRACE = timedelta(seconds=60)  # past a deadline, before an unheld episode is aborted
 BOARD_LIMIT = 500  # entries per board in one answer
+RETAIN_S = 600.0  # a complete run's episodes stay readable (/state, a 409 on /step) this long
+RETAIN_RUNS = 64  # and at most this many complete runs are kept so
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class Leaderboard:
         self._live: dict[str, RankedEpisode] = {}  # episode id -> episode, until its run ends
         self._slots: dict[str, Slot] = {}
         self._runs: dict[str, list[str]] = {}  # open run id -> its episode ids
+        self._retired: dict[str, tuple[float, list[str]]] = {}  # complete: since when, ids
         self._live_lock = threading.Lock()
 
     # ── database ──────────────────────────────────────────────────────────
@@ -300,12 +303,23 @@ class Leaderboard:
         }
 
     def _release_if_done(self, run_id: str) -> None:
-        """Once every episode of a run is recorded, the server lets go of its tables."""
+        """Once every episode of a run is recorded, the run retires: its episodes stay
+        readable for `RETAIN_S`, then the server lets go of their tables."""
         with self._live_lock:
             ids = self._runs.get(run_id, [])
             if not all(self._live[i].recorded for i in ids if i in self._live):
                 return
-            for episode_id in self._runs.pop(run_id, []):
+            self._retired[run_id] = (time.monotonic(), self._runs.pop(run_id, []))
+            self._drop_retired()
+
+    def _drop_retired(self) -> None:
+        # Callers hold _live_lock. Oldest first (dicts keep insertion order).
+        cutoff = time.monotonic() - RETAIN_S
+        for run_id, (since, ids) in list(self._retired.items()):
+            if since >= cutoff and len(self._retired) <= RETAIN_RUNS:
+                break
+            del self._retired[run_id]
+            for episode_id in ids:
                 self._live.pop(episode_id, None)
                 self._slots.pop(episode_id, None)
                 self.store.withdraw(episode_id)
@@ -315,6 +329,7 @@ class Leaderboard:
         """Time out late episodes, retry failed records, abort what no process holds."""
         engine = self.open()
         with self._live_lock:
+            self._drop_retired()
             live = list(self._live.values())
         for episode in live:
             with episode.lock:
