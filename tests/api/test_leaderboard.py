@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
@@ -367,7 +368,7 @@ def test_blind_over_ws_for_a_leaderboard_episode_and_for_hidden_mode(tmp_path: P
     server = LiveServer(board_settings(tmp_path)).start()
     try:
         run = ok(
-            __import__("httpx").post(
+            httpx.post(
                 f"{server.url}/leaderboard/runs",
                 json={"name": "ws", "model": "m", "families": ["crm"], "episodes": 1},
                 timeout=60,

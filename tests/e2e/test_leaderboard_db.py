@@ -269,3 +269,35 @@ def test_a_killed_server_keeps_everything_it_acknowledged(
     )
     assert audit.returncode == 0, audit.stdout + audit.stderr
     assert "3 records match, 0 differ" in audit.stdout
+
+
+def test_inference_plays_a_whole_leaderboard_run(tmp_path: Path) -> None:
+    from dataclean_env.settings import Settings
+    from tests.web import LiveServer
+
+    live = LiveServer(Settings(leaderboard_db=tmp_path / "board.sqlite3")).start()
+    try:
+        command = [
+            sys.executable,
+            "inference.py",
+            "--leaderboard",
+            "team-h",
+            "--agent",
+            "heuristic",
+        ]
+        command += ["--env-url", live.url, "--family", "fix_types", "--episodes", "2"]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        board = httpx.get(f"{live.url}/leaderboard", timeout=60).json()
+    finally:
+        live.close()
+    assert done.returncode == 0, done.stderr[-3000:]
+    ends = [line for line in done.stdout.splitlines() if line.startswith("[END]")]
+    assert len(ends) == 2
+    [entry] = board["verified"]["entries"]
+    assert (entry["name"], entry["model"], entry["episodes"]) == ("team-h", "heuristic-baseline", 2)
+    assert list(entry["families"]) == ["fix_types"]
+    assert f"Leaderboard: {live.url}/leaderboard" in done.stderr
+    assert f"/leaderboard/runs/{entry['run_id']}" in done.stderr
+    # Each [END] score is the final score the server revealed and recorded.
+    finals = [float(line.split("score=")[1].split()[0]) for line in ends]
+    assert round(sum(finals) / 2, 2) == round(entry["mean"], 2)
