@@ -90,3 +90,10 @@ class UnknownRun(EnvError):
 class RateLimited(EnvError):
     code = "RATE_LIMITED"
     status = 429
+
+
+class LeaderboardUnavailable(EnvError):
+    """The leaderboard's database cannot be opened (the rest of the server still works)."""
+
+    code = "LEADERBOARD_UNAVAILABLE"
+    status = 503

@@ -18,6 +18,14 @@ def bundled_datasets() -> Path:
     return checkout if (checkout / "task_metadata.json").exists() else PACKAGE_DIR / "datasets"
 
 
+def default_leaderboard_db() -> Path:
+    """`var/leaderboard.sqlite3` of a checkout (the Docker image is one), else a per-user
+    data folder: never the working directory, never site-packages."""
+    if (PROJECT_ROOT / "pyproject.toml").exists():
+        return PROJECT_ROOT / "var" / "leaderboard.sqlite3"
+    return Path.home() / ".local" / "share" / "data-cleaning-openenv" / "leaderboard.sqlite3"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DCE_")
 
@@ -39,8 +47,8 @@ class Settings(BaseSettings):
 
     # ── the leaderboard (dataclean_env/leaderboard; README "Leaderboard") ──
     # The SQLite file (WAL mode) used unless DATABASE_URL names another database, e.g.
-    # postgresql://user:password@host/db. Relative paths are from the working directory.
-    leaderboard_db: Path = Path("var/leaderboard.sqlite3")
+    # postgresql://user:password@host/db.
+    leaderboard_db: Path = Field(default_factory=default_leaderboard_db)
     database_url: str = Field(default="", validation_alias="DATABASE_URL")
     # Seeds the secret split; unset, one is generated on first start and kept in the database.
     leaderboard_secret: SecretStr | None = None

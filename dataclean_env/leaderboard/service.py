@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from dataclean_env.errors import InvalidSubmission, StoreFull, UnknownRun
+from dataclean_env.errors import InvalidSubmission, LeaderboardUnavailable, StoreFull, UnknownRun
 from dataclean_env.generation import instance_hash, secret_seed
 from dataclean_env.leaderboard import board
 from dataclean_env.leaderboard.limits import RateLimit
@@ -88,12 +88,18 @@ class Leaderboard:
                 from dataclean_env.leaderboard.secret import load_secret
 
                 url = db.database_url(self.settings.database_url, self.settings.leaderboard_db)
-                engine = db.connect(url)
-                db.migrate(engine)
-                given = self.settings.leaderboard_secret
-                self._secret = load_secret(engine, given.get_secret_value() if given else None)
+                try:
+                    engine = db.connect(url)
+                    db.migrate(engine)
+                    given = self.settings.leaderboard_secret
+                    self._secret = load_secret(engine, given.get_secret_value() if given else None)
+                    self._abort_unheld(engine)
+                except Exception as exc:  # the rest of the server keeps working; retried later
+                    log.exception("cannot open the leaderboard database")
+                    raise LeaderboardUnavailable(
+                        f"the leaderboard database cannot be opened: {type(exc).__name__}"
+                    ) from exc
                 self._engine = engine
-                self._abort_unheld(engine)
         return self._engine
 
     @property

@@ -14,6 +14,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from dataclean_env import __version__
+from dataclean_env.errors import EnvError
 from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.http_errors import install_error_handlers
@@ -66,5 +67,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=settings.port)
     args = parser.parse_args()
     app = create_app(settings)
-    app.state.leaderboard.open()  # migrations and the secret at start-up, not on first call
+    try:  # migrations and the secret at start-up, not on the first leaderboard call
+        app.state.leaderboard.open()
+    except EnvError as error:  # logged; the leaderboard answers 503 until it can open
+        log.error("%s", error.detail)
     uvicorn.run(app, host=args.host, port=args.port)

@@ -145,6 +145,20 @@ def test_a_submission_without_steps_counts_zero_and_needs_a_json_object(board: T
     assert (answer.status_code, answer.json()["code"]) == (422, "INVALID_ACTION")
 
 
+def test_an_unusable_database_makes_only_the_leaderboard_unavailable(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    settings = Settings(leaderboard_db=tmp_path / "a-file" / "board.sqlite3")
+    with TestClient(create_app(settings)) as client:
+        for answer in (
+            client.get("/leaderboard"),
+            client.post("/leaderboard/submit", json=GOOD),
+            client.post("/leaderboard/runs", json={"name": "a", "model": "m"}),
+        ):
+            assert (answer.status_code, answer.json()["code"]) == (503, "LEADERBOARD_UNAVAILABLE")
+        assert ok(client.get("/health"))["status"] == "healthy"
+        assert ok(client.post("/reset/crm", json={"seed": 1}))["done"] is False
+
+
 # ── runs ──────────────────────────────────────────────────────────────────
 @pytest.mark.parametrize(
     "body",
