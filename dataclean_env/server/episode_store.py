@@ -91,7 +91,11 @@ class EpisodeStore:
     def get(self, episode_id: str) -> Episode:
         now = self.clock()
         with self._lock:
-            episode = self._issued.get(episode_id) or self._episodes.get(episode_id)
+            issued = self._issued.get(episode_id)  # never idle-expired: its owner bounds it
+            if issued is not None:
+                issued.last_used = now
+                return issued
+            episode = self._episodes.get(episode_id)
             if episode is not None and episode.last_used < now - self.ttl:
                 del self._episodes[episode_id]  # idle too long: gone, as if evicted
                 episode = None
