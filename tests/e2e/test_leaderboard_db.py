@@ -101,12 +101,14 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=self.log,
         )
+
+    def ready(self) -> Server:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            assert self.process.poll() is None, log.read_text()[-3000:]
+            assert self.process.poll() is None, Path(self.log.name).read_text()[-3000:]
             try:
                 if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
-                    return
+                    return self
             except httpx.HTTPError:
                 time.sleep(0.2)
         self.stop()
@@ -115,7 +117,6 @@ class Server:
     def kill(self) -> None:
         os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=30)
-        self.log.close()
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -172,19 +173,18 @@ def one_writer(url: str, n: int) -> tuple[str, str, float]:
 
 
 def test_fifty_concurrent_writers_lose_nothing(database: dict[str, str], tmp_path: Path) -> None:
-    first = Server(database, tmp_path / "first.log")
+    # Two processes on one database, started together (so their start-up migrations race).
+    servers = [Server(database, tmp_path / f"server-{i}.log") for i in range(2)]
     try:
-        second = Server(database, tmp_path / "second.log")  # the same database, another process
-        try:
-            with ThreadPoolExecutor(max_workers=50) as pool:
-                done = list(
-                    pool.map(lambda n: one_writer((first, second)[n % 2].url, n), range(50))
-                )
-            board = httpx.get(f"{first.url}/leaderboard", timeout=60).json()
-        finally:
-            second.stop()
+        urls = [server.ready().url for server in servers]
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=50) as pool:
+            done = list(pool.map(lambda n: one_writer(urls[n % 2], n), range(50)))
+        print(f"50 writers in {time.monotonic() - started:.1f} s")
+        board = httpx.get(f"{urls[0]}/leaderboard", timeout=60).json()
     finally:
-        first.stop()
+        for server in servers:
+            server.stop()
     assert counts(database) == {"submissions": 50, "runs": 50, "records": 50}
     assert board["total_submissions"] == 50
     assert {e["model_name"] for e in board["leaderboard"]} == {name for name, _, _ in done}
@@ -195,7 +195,7 @@ def test_fifty_concurrent_writers_lose_nothing(database: dict[str, str], tmp_pat
 def test_a_killed_server_keeps_everything_it_acknowledged(
     database: dict[str, str], tmp_path: Path
 ) -> None:
-    server = Server(database, tmp_path / "server.log")
+    server = Server(database, tmp_path / "server.log").ready()
     acknowledged: list[str] = []
     stop = threading.Event()
 
@@ -216,29 +216,35 @@ def test_a_killed_server_keeps_everything_it_acknowledged(
                     acknowledged.append(name)
                 n += 1
 
-    with httpx.Client(base_url=server.url) as client:
-        complete = post(
-            client, "/leaderboard/runs", {"name": "full", "model": "noop", "episodes": 2}
-        )
-        finals = [
-            post(client, "/step", {"episode_id": e["episode_id"], **FINISH})["reward"]["total"]
-            for e in complete["episodes"]
-        ]
-        partial = post(
-            client, "/leaderboard/runs", {"name": "half", "model": "noop", "episodes": 2}
-        )
-        half = post(client, "/step", {"episode_id": partial["episodes"][0]["episode_id"], **FINISH})
-    writer = threading.Thread(target=keep_submitting)
-    writer.start()
-    deadline = time.monotonic() + 60
-    while len(acknowledged) < 30 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    server.kill()  # in the middle of the writes
-    stop.set()
-    writer.join(timeout=60)
+    try:
+        with httpx.Client(base_url=server.url) as client:
+            complete = post(
+                client, "/leaderboard/runs", {"name": "full", "model": "noop", "episodes": 2}
+            )
+            finals = [
+                post(client, "/step", {"episode_id": e["episode_id"], **FINISH})["reward"]["total"]
+                for e in complete["episodes"]
+            ]
+            partial = post(
+                client, "/leaderboard/runs", {"name": "half", "model": "noop", "episodes": 2}
+            )
+            half = post(
+                client, "/step", {"episode_id": partial["episodes"][0]["episode_id"], **FINISH}
+            )
+        writer = threading.Thread(target=keep_submitting)
+        writer.start()
+        deadline = time.monotonic() + 60
+        while len(acknowledged) < 30 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        server.kill()  # in the middle of the writes
+        stop.set()
+        writer.join(timeout=60)
+    finally:
+        stop.set()
+        server.stop()  # already killed unless a step above failed
     assert len(acknowledged) >= 30
 
-    again = Server(database, tmp_path / "again.log")
+    again = Server(database, tmp_path / "again.log").ready()
     try:
         board = httpx.get(f"{again.url}/leaderboard", timeout=60).json()
         run_half = httpx.get(f"{again.url}/leaderboard/runs/{partial['run_id']}", timeout=60).json()
