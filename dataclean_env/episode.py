@@ -60,12 +60,13 @@ class Episode:
         self.done = False
         # Why the episode ended: "finished" (terminated by the agent), "step_budget" or
         # "refusal_budget" (truncated); None while it runs.
-        self.end: str | None = None
+        self.end_reason: str | None = None
         self.refusals = 0  # refused actions so far
         self.score = 0.0  # the reward total at full precision (set by _grade)
         self.exact = False  # the table equals gold and no penalty applies
         self.lock = threading.Lock()
         self.last_used = 0.0  # set by the store that holds the episode
+        self.blind = False  # reward_mode="hidden": the doors hide the score until done
         self._operations = available_operations(self.spec.operations)
         self._allowed = frozenset(self.spec.operations)
         self._snapshot = Snapshot.of(self.table)
@@ -95,7 +96,7 @@ class Episode:
         except EnvError:
             self.refusals += 1
             if self.refusals >= self.spec.max_steps:
-                self.done, self.end = True, "refusal_budget"
+                self.done, self.end_reason = True, "refusal_budget"
                 self.last_message = "Too many refused actions; episode finished."
             raise
 
@@ -157,12 +158,12 @@ class Episode:
         if changed or result.view is not None:
             self._summary = table_summary(snapshot, self._window)
         if op.ends_episode:
-            self.done, self.end = True, "finished"
+            self.done, self.end_reason = True, "finished"
         elif len(self.history) >= self.spec.max_steps:
-            self.done, self.end = True, "step_budget"
+            self.done, self.end_reason = True, "step_budget"
         self.reward = self._grade()
         self.last_message = result.message
-        if self.end == "step_budget":
+        if self.end_reason == "step_budget":
             self.last_message += " Step budget used up; episode finished."
         return self.result()
 
@@ -178,7 +179,7 @@ class Episode:
             self.last_message,
             len(self.history),
             len(self.messages),
-            self.end,
+            self.end_reason,
             self.score,
             self.exact,
             self._profiles,
@@ -196,7 +197,7 @@ class Episode:
             self.last_message,
             n_history,
             n_messages,
-            self.end,
+            self.end_reason,
             self.score,
             self.exact,
             self._profiles,
@@ -255,9 +256,9 @@ class Episode:
             "max_steps": self.spec.max_steps,
             "score": self.score,
             "exact": self.exact,
-            "terminated": self.end == "finished",
-            "truncated": self.end in ("step_budget", "refusal_budget"),
-            "end_reason": self.end,
+            "terminated": self.end_reason == "finished",
+            "truncated": self.end_reason in ("step_budget", "refusal_budget"),
+            "end_reason": self.end_reason,
             "refusals": self.refusals,
             "last_action": (
                 {"operation": self.history[-1].operation, "parameters": self.history[-1].parameters}

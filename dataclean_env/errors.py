@@ -132,6 +132,18 @@ class StepTimeLimit(OperationFailed):
     status = 422
 
 
+class InvalidSubmission(EnvError):
+    """A leaderboard submission or run request that breaks its bounds."""
+
+    code = "INVALID_SUBMISSION"
+    status = 422
+
+
+class UnknownRun(EnvError):
+    code = "UNKNOWN_RUN"
+    status = 404
+
+
 class RateLimited(EnvError):
     code = "RATE_LIMITED"
     status = 429
@@ -156,3 +168,10 @@ class UnsupportedMediaType(EnvError):
 class RequestTimeout(EnvError):
     code = "REQUEST_TIMEOUT"
     status = 408
+
+
+class LeaderboardUnavailable(EnvError):
+    """The leaderboard's database cannot be opened (the rest of the server still works)."""
+
+    code = "LEADERBOARD_UNAVAILABLE"
+    status = 503

@@ -117,7 +117,10 @@ class CleaningObservation(OpenEnvObservation):
     column_profiles: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description=COLUMN_PROFILES_HELP
     )
-    score: float = Field(default=0.0, description="Absolute episode score (the reward total).")
+    score: float | None = Field(
+        default=0.0,
+        description="Absolute episode score (the reward total); None while a blind episode runs.",
+    )
     score_components: Reward | None = Field(
         default=None, description="The reward object: components, penalty and total."
     )

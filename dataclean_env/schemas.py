@@ -131,7 +131,7 @@ class Reward(BaseModel):
 
 class StepResult(BaseModel):
     observation: Observation
-    reward: Reward
+    reward: Reward | None = Field(description="None while a blind episode runs (reward_mode)")
     done: bool
     info: dict[str, Any] = Field(default_factory=dict)
 
@@ -153,7 +153,7 @@ class EpisodeState(BaseModel):
     steps_remaining: int
     done: bool
     shape: list[int]
-    reward: Reward
+    reward: Reward | None  # None while a blind episode runs (reward_mode="hidden")
     history: list[HistoryEntry]
     # Real tables: exact cell-repair precision, recall, F1 and cells changed (else absent).
     repair: dict[str, float | int] | None = None
@@ -200,4 +200,9 @@ class ResetRequest(BaseModel):
     episode_id: str | None = Field(default=None, description="Id for the new episode.")
     split: Literal["train", "eval", "test"] = Field(
         default="train", description="Seed stream of a generated family (others ignore it)."
+    )
+    reward_mode: Literal["delta", "absolute", "hidden"] = Field(
+        default="delta",
+        description='"hidden": no reward or score until the episode ends (a blind episode). '
+        "REST always answers the reward object, so delta and absolute are the same here.",
     )

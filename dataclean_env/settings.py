@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -16,6 +16,14 @@ def bundled_datasets() -> Path:
     """The fixed tasks: `datasets/` of a checkout, else the copy the wheel ships."""
     checkout = PROJECT_ROOT / "datasets"
     return checkout if (checkout / "task_metadata.json").exists() else PACKAGE_DIR / "datasets"
+
+
+def default_leaderboard_db() -> Path:
+    """`var/leaderboard.sqlite3` of a checkout (the Docker image is one), else a per-user
+    data folder: never the working directory, never site-packages."""
+    if (PROJECT_ROOT / "pyproject.toml").exists():
+        return PROJECT_ROOT / "var" / "leaderboard.sqlite3"
+    return Path.home() / ".local" / "share" / "data-cleaning-openenv" / "leaderboard.sqlite3"
 
 
 class Settings(BaseSettings):
@@ -72,6 +80,19 @@ class Settings(BaseSettings):
     # Proxies whose X-Forwarded-For is trusted for the client address (uvicorn's
     # forwarded_allow_ips); on a Hugging Face Space the proxy is the only way in: "*".
     forwarded_allow_ips: str = "127.0.0.1"
+    # ── the leaderboard (dataclean_env/leaderboard; README "Leaderboard") ──
+    # The SQLite file (WAL mode) used unless DATABASE_URL names another database, e.g.
+    # postgresql://user:password@host/db.
+    leaderboard_db: Path = Field(default_factory=default_leaderboard_db)
+    database_url: str = Field(default="", validation_alias="DATABASE_URL")
+    # Seeds the secret split; unset, one is generated on first start and kept in the database.
+    leaderboard_secret: SecretStr | None = None
+    leaderboard_runs_per_hour: int = 10  # per client
+    leaderboard_submissions_per_hour: int = 60  # per client (self-reported scores)
+    leaderboard_default_episodes: int = 12  # per run, spread over its families
+    leaderboard_max_episodes: int = 60  # per run
+    leaderboard_open_runs: int = 32  # unfinished runs at once (each holds its tables)
+    leaderboard_episode_seconds: float = 1800.0  # wall-clock limit of one episode
 
 
 @lru_cache(maxsize=1)

@@ -4,6 +4,7 @@
     python inference.py --family generated --seeds 0-9   # ten instances of each family
     python inference.py --env-url http://127.0.0.1:7860  # against a server (over /ws)
     python inference.py --agent random --results runs/random.jsonl
+    python inference.py --leaderboard NAME --env-url URL  # a verified leaderboard run
 
 Agent: with `HF_TOKEN` or `OPENAI_API_KEY` set, the LLM at `API_BASE_URL` named by
 `MODEL_NAME`; without a key, the built-in heuristic agent, offline (`model=heuristic-baseline`).
@@ -59,6 +60,13 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--agent", default="auto", choices=AGENTS, help="auto: llm if a key is set")
     run.add_argument("--env-url", help="a server's base URL; default: in-process")
     run.add_argument("--results", type=Path, help="write one JSON line per episode here")
+    board = p.add_argument_group("leaderboard")
+    board.add_argument(
+        "--leaderboard",
+        metavar="NAME",
+        help="play a leaderboard run under NAME on --env-url's secret split (--family: one "
+        "generated family, else all; --episodes: how many, else the server's default)",
+    )
     llm = p.add_argument_group("LLM agent")
     llm.add_argument("--temperature", type=float, default=0.0)
     llm.add_argument("--max-tokens", type=int, default=512, help="token budget per reply")
@@ -93,9 +101,27 @@ def backend(args: argparse.Namespace, registry: TaskRegistry) -> Backend:
     return RemoteBackend(args.env_url) if args.env_url else LocalBackend(registry)
 
 
+def leaderboard_run(args: argparse.Namespace, registry: TaskRegistry) -> int:
+    from dataclean_env.runner import leaderboard
+
+    if not args.env_url:
+        raise SystemExit("--leaderboard needs --env-url: the server runs and scores the episodes")
+    if args.agent == "oracle":
+        raise SystemExit("the oracle replays public solutions; it cannot play the secret split")
+    make_agent = agent_factory(args, registry)
+    agent_name = make_agent(selection.EpisodeKey("leaderboard", 0, "secret")).name
+    families = [args.family] if args.family not in selection.FAMILIES else None
+    finished = leaderboard.run(
+        args.env_url, args.leaderboard, make_agent, agent_name, families, args.episodes
+    )
+    return 1 if any(r.error for r in finished) else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     registry = default_registry()
+    if args.leaderboard:
+        return leaderboard_run(args, registry)
     try:
         seeds = selection.parse_seeds(args.seeds)
         if args.env_url and args.tasks:

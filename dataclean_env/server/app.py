@@ -14,12 +14,14 @@ import uvicorn
 from fastapi import FastAPI
 
 from dataclean_env import ENV_NAME, __version__
+from dataclean_env.errors import EnvError
+from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.guards import install_guards
 from dataclean_env.server.http_errors import install_error_handlers
 from dataclean_env.server.openapi_doc import install_openapi
 from dataclean_env.server.openenv_routes import mount_openenv
-from dataclean_env.server.routes import episodes, meta, web
+from dataclean_env.server.routes import episodes, leaderboard, meta, web
 from dataclean_env.server.serving import uvicorn_options
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks import TaskRegistry, registry_for
@@ -46,6 +48,8 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     app.include_router(meta.router)
     app.include_router(episodes.router)
     app.include_router(web.router)  # the browser page (before OpenEnv's catch-all routes)
+    app.state.leaderboard = Leaderboard(settings, app.state.store)  # opens its database lazily
+    app.include_router(leaderboard.router)
     app.state.limiter = limiter = install_guards(app, settings)
     app.state.openenv = mount_openenv(app, registry, settings, limiter)
     install_openapi(app, registry.task_ids(), ENV_NAME)
@@ -68,4 +72,9 @@ def main() -> None:
     parser.add_argument("--host", default=settings.host)
     parser.add_argument("--port", type=int, default=settings.port)
     args = parser.parse_args()
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, **uvicorn_options(settings))
+    app = create_app(settings)
+    try:  # migrations and the secret at start-up, not on the first leaderboard call
+        app.state.leaderboard.open()
+    except EnvError as error:  # logged; the leaderboard answers 503 until it can open
+        log.error("%s", error.detail)
+    uvicorn.run(app, host=args.host, port=args.port, **uvicorn_options(settings))

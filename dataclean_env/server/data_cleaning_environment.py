@@ -53,8 +53,9 @@ any step after the end is refused with EPISODE_FINISHED.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
@@ -65,13 +66,13 @@ from dataclean_env.episode import Episode
 from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import SPLITS
 from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
+from dataclean_env.reward_visibility import REWARD_MODES, RewardMode, blind_info, hides
 from dataclean_env.schemas import Action, StepResult
 from dataclean_env.server.scheduling import is_slow, run_sized
 from dataclean_env.settings import PROJECT_ROOT
 from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.tasks.generated import FAMILIES, instance
 
-RewardMode = Literal["delta", "absolute"]
 SPLIT_SIZES = {"train": 1000, "eval": 200, "test": 200}  # listed instances per family
 MAX_TASK_RANGE = 500
 DESCRIPTION = (
@@ -92,10 +93,15 @@ def readme() -> str | None:
 class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, CleaningState]):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, registry: TaskRegistry | None = None):
+    def __init__(
+        self,
+        registry: TaskRegistry | None = None,
+        issued: Callable[[str], Episode | None] | None = None,
+    ):
         super().__init__()
         # Cheap on purpose: OpenEnv builds a throwaway instance for /metadata and task calls.
         self.registry = registry or default_registry()
+        self.issued = issued  # the server's issued episodes, by id (None: no leaderboard)
         self.episode: Episode | None = None
         self.reward_mode: RewardMode = "delta"
         self._last_score = 0.0
@@ -115,15 +121,21 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
                 f"unknown reset options {sorted(options)}; "
                 "accepted: task_id, seed, split, episode_id, reward_mode"
             )
-        if reward_mode not in ("delta", "absolute"):
-            raise InvalidAction("reward_mode must be 'delta' or 'absolute'")
+        if reward_mode not in REWARD_MODES:
+            raise InvalidAction("reward_mode must be 'delta', 'absolute' or 'hidden'")
         request = parse_reset_options(
             {"seed": seed, "episode_id": episode_id, "task_id": task_id, "split": split}
         )
+        joined = self.issued(request.episode_id) if self.issued and request.episode_id else None
+        if joined is not None:  # a leaderboard episode: played as it stands, blind
+            self.episode, self.reward_mode = joined, "hidden"
+            with joined.lock:
+                return self._observation(joined.result(), 0.0)
         task = request.task_id or self.registry.task_ids()[0]
         self.episode = start_episode(
             self.registry, task, request.seed, request.split, request.episode_id
         )
+        self.episode.blind = reward_mode == "hidden"
         self.reward_mode = reward_mode
         self._last_score = self.episode.score
         first = self._last_score if reward_mode == "absolute" else 0.0
@@ -151,7 +163,9 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
             Action.model_construct(operation=action.operation, parameters=action.parameters),
         )
         score = episode.score
-        if "error" in result.info:  # refused: no reward in any mode, so stalling earns nothing
+        if self.reward_mode == "hidden":  # nothing until the end, then the final score
+            reward = score if result.done and "error" not in result.info else 0.0
+        elif "error" in result.info:  # refused: no reward in any mode, so stalling earns nothing
             reward = 0.0
         elif self.reward_mode == "absolute":
             reward = score
@@ -168,6 +182,16 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
 
     # ── views ─────────────────────────────────────────────────────────────
     def _observation(self, result: StepResult, reward: float) -> CleaningObservation:
+        if hides(self.episode, result.done):
+            return CleaningObservation.model_construct(
+                **dict(result.observation),
+                score=None,
+                score_components=None,
+                info=blind_info(result.info),
+                reward=0.0,
+                done=result.done,
+                metadata={},
+            )
         return CleaningObservation.model_construct(
             **dict(result.observation),
             score=self.episode.score if self.episode is not None else result.reward.total,
@@ -182,7 +206,11 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
     def state(self) -> CleaningState:
         if self.episode is None:
             return CleaningState()
-        return CleaningState(**self.episode.state().model_dump())
+        with self.episode.lock:
+            state = self.episode.state().model_dump()
+        if hides(self.episode, state["done"]):
+            state["reward"] = None
+        return CleaningState(**state)
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(

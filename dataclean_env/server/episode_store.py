@@ -12,6 +12,10 @@ Ids: a reset without an id gets an unguessable server-issued id (`dce:` + 128 ra
 which no client can reset or take over; a client-chosen id is a shared name (whoever sends
 it addresses, and may reset, that episode). A lookup answers "no such episode" the same
 way whether the id is absent or belongs to another task, so answers reveal nothing.
+
+Issued episodes (the leaderboard's) are made by the server, not by a reset: `issue` adds
+one under its server-chosen id, a reset naming that id joins it instead of replacing it
+(one attempt per instance), and only `withdraw` removes it (their owner bounds them).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ class EpisodeStore:
         self._episodes: dict[str, Episode] = {}
         self._defaults: dict[str, Episode] = {}
         self._default_ids: dict[str, Episode] = {}  # the defaults, by episode id
+        self._issued: dict[str, Episode] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -60,13 +65,18 @@ class EpisodeStore:
         seed: int | None = None,
         episode_id: str | None = None,
         split: str = "train",
+        blind: bool = False,
     ) -> Episode:
         """A fresh episode of `task_id`. Without an id it gets a server-issued one and
-        becomes the task's default episode."""
+        becomes the task's default episode. An issued episode's id joins that episode as it
+        stands (one attempt per leaderboard instance)."""
+        if episode_id is not None and (issued := self.issued(episode_id)) is not None:
+            return issued
         if episode_id is not None:
             check_client_id(episode_id)
         # Outside the lock: building a task may take a moment.
         episode = start_episode(self.registry, task_id, seed, split, episode_id)
+        episode.blind = blind
         episode.last_used = self.clock()
         if episode_id is None:
             with self._lock:
@@ -95,8 +105,13 @@ class EpisodeStore:
         check_episode_id(episode_id)  # bounded before any lookup or echo
         now = self.clock()
         with self._lock:
-            episode = self._episodes.get(episode_id)
-            if episode is not None and episode.last_used < now - self.ttl:
+            # Issued episodes never idle-expire: their owner (the leaderboard) bounds them.
+            episode = self._issued.get(episode_id) or self._episodes.get(episode_id)
+            if (
+                episode_id not in self._issued
+                and episode is not None
+                and episode.last_used < now - self.ttl
+            ):
                 del self._episodes[episode_id]  # idle too long: gone, as if evicted
                 episode = None
             elif episode is None:
@@ -111,6 +126,19 @@ class EpisodeStore:
         with self._lock:
             episode = self._defaults.get(task_id)
         return episode if episode is not None else self.reset(task_id)
+
+    # ── issued episodes ───────────────────────────────────────────────────
+    def issue(self, episode: Episode) -> None:
+        with self._lock:
+            self._issued[episode.episode_id] = episode
+
+    def issued(self, episode_id: str) -> Episode | None:
+        with self._lock:
+            return self._issued.get(episode_id)
+
+    def withdraw(self, episode_id: str) -> None:
+        with self._lock:
+            self._issued.pop(episode_id, None)
 
     def _evict_idle(self) -> None:
         deadline = self.clock() - self.ttl

@@ -35,7 +35,7 @@ def mount_openenv(
     app: FastAPI, registry: TaskRegistry, settings: Settings, limiter: RateLimiter
 ) -> HTTPEnvServer:
     server = SessionServer(
-        partial(DataCleaningEnvironment, registry),
+        partial(DataCleaningEnvironment, registry, app.state.store.issued),
         CleaningAction,
         CleaningObservation,
         # session_timeout stays None: OpenEnv's own reaper would also end the sessions of

@@ -29,6 +29,7 @@ from dataclean_env.generation import (
     inventory,
     normalize_dedupe,
     orders,
+    secret_rng,
 )
 from dataclean_env.generation.noise import pick_difficulty
 from dataclean_env.grading.preservation import WEIGHTS, PreservationGrader
@@ -75,7 +76,17 @@ def generator_digest(task_id: str) -> str:
 
 @lru_cache(maxsize=512)  # resets of the same instance reuse its tables and grader
 def instance(task_id: str, split: str, seed: int) -> tuple[TaskSpec, Generated, PreservationGrader]:
-    generated = FAMILIES[task_id](instance_rng(task_id, split, seed))
+    return _built(task_id, FAMILIES[task_id](instance_rng(task_id, split, seed)))
+
+
+def secret_task(task_id: str, secret: bytes, index: int) -> Task:
+    """Instance `index` of a family's secret split (seeded by HMAC of `secret`, see
+    `generation.secret_rng`); its split reads "secret" and it carries no seed."""
+    spec, generated, grader = _built(task_id, FAMILIES[task_id](secret_rng(secret, task_id, index)))
+    return Task(spec, generated.dirty, grader, None, "secret", solution=generated.solution)
+
+
+def _built(task_id: str, generated: Generated) -> tuple[TaskSpec, Generated, PreservationGrader]:
     clean = generated.clean
     spec = TaskSpec(
         task_id=task_id,

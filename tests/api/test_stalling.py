@@ -21,7 +21,7 @@ def test_invalid_actions_earn_nothing_in_absolute_mode(registry) -> None:
     env.reset(task_id="crm", seed=3, split="eval", reward_mode="absolute")
     rewards = [env.step(CleaningAction(operation="no_such_op")).reward for _ in range(100)]
     assert sum(rewards) == 0.0
-    assert env.episode.done and env.episode.end == "refusal_budget"
+    assert env.episode.done and env.episode.end_reason == "refusal_budget"
     assert env.episode.refusals == env.episode.spec.max_steps == 30
     late = env.step(CleaningAction(operation="finish"))
     assert (late.reward, late.info["error"]["code"]) == (0.0, "EPISODE_FINISHED")

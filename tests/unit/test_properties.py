@@ -139,7 +139,8 @@ def test_random_actions_keep_the_engine_consistent(registry: TaskRegistry, seed:
                 assert list(episode.history) == history
                 # ... except that the refusal allowance (the step budget) can run out.
                 assert episode.done == was_done or (
-                    episode.end == "refusal_budget" and episode.refusals == episode.spec.max_steps
+                    episode.end_reason == "refusal_budget"
+                    and episode.refusals == episode.spec.max_steps
                 )
                 if was_done:
                     assert error.code == "EPISODE_FINISHED"

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from dataclean_env.episode import Episode
 from dataclean_env.errors import TaskMismatch, UnknownTask
+from dataclean_env.reward_visibility import visible_result, visible_state
 from dataclean_env.schemas import Action, EpisodeState, ResetRequest, StepResult
 from dataclean_env.server.deps import get_settings, get_store
 from dataclean_env.server.episode_store import EpisodeStore
@@ -86,8 +87,10 @@ async def _reset(
     request.app.state.limiter.take(client_key(request.scope), "resets")
 
     def work() -> StepResult:
-        episode = store.reset(task, body.seed, _first(body.episode_id, episode_id), body.split)
-        return episode.result()
+        blind = body.reward_mode == "hidden"
+        name = _first(body.episode_id, episode_id)
+        episode = store.reset(task, body.seed, name, body.split, blind=blind)
+        return visible_result(episode, episode.result())
 
     return await run_engine(work, spec.cells)
 
@@ -111,7 +114,7 @@ async def _step(
 
     def work() -> StepResult:
         with episode.lock:
-            return episode.step(call.action)
+            return visible_result(episode, episode.step(call.action))
 
     return await run_engine(work, episode.cells, slow=is_slow(call.action.operation))
 
@@ -123,7 +126,7 @@ async def _state(store: EpisodeStore, task_id: str | None, episode_id: str | Non
 
     def work() -> EpisodeState:
         with episode.lock:
-            return episode.state()
+            return visible_state(episode, episode.state())
 
     return await run_engine(work, episode.cells)
 

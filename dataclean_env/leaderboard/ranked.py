@@ -1,0 +1,85 @@
+"""A leaderboard episode: an `Episode` on a secret instance, blind, with one attempt, a step
+budget, a bound on refused actions and on the trace's size, and a wall-clock deadline.
+
+It keeps the trace of accepted actions as they were sent (what the audit replays) and calls
+`on_end` once, inside the step that ends it (or the sweep that times it out), so the record
+is written before the answer that reveals the score is sent.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from dataclean_env.episode import Episode
+from dataclean_env.errors import EnvError, EpisodeFinished, InvalidParameters
+from dataclean_env.schemas import Action, StepResult
+from dataclean_env.tasks import Task
+
+MAX_TRACE_BYTES = 256_000  # the JSON of all accepted actions of one episode
+
+
+class RankedEpisode(Episode):
+    def __init__(
+        self,
+        episode_id: str,
+        task: Task,
+        deadline: float,
+        on_end: Callable[[RankedEpisode], None],
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        super().__init__(episode_id, task)
+        self.blind = True
+        self.deadline = deadline  # on `clock`
+        self.clock = clock
+        self.on_end = on_end
+        self.started_at = datetime.now(UTC)
+        self.ended_at: datetime | None = None
+        self.status = "open"  # then "finished" or "timed_out"
+        self.recorded = False  # set by whoever wrote the record
+        self.trace: list[dict[str, Any]] = []
+        self._trace_bytes = 0
+
+    def step(self, action: Action) -> StepResult:
+        self.expire_if_late()
+        if self.status != "open":
+            raise EpisodeFinished(
+                f"leaderboard episode {self.episode_id!r} is over ({self.status}); "
+                "each instance has one attempt"
+            )
+        sent = {"operation": action.operation, "parameters": action.parameters}
+        size = len(json.dumps(sent, default=str))
+        if self._trace_bytes + size > MAX_TRACE_BYTES:
+            raise InvalidParameters(
+                f"this action would take the episode's trace past {MAX_TRACE_BYTES} bytes"
+            )
+        try:
+            result = super().step(action)
+        except EnvError:
+            if self.done:  # the refusal allowance (Episode.step) is used up: record the end
+                self.end("finished", "Too many refused actions; episode finished.")
+            raise
+        self.trace.append(sent)
+        self._trace_bytes += size
+        if self.done:
+            self.end("finished")
+            result = self.result()
+        return result
+
+    def expire_if_late(self) -> bool:
+        """End the episode as timed out if its deadline has passed (callers hold the lock)."""
+        if self.status == "open" and self.clock() > self.deadline:
+            self.end("timed_out", "Time limit reached; episode finished.")
+            return True
+        return False
+
+    def end(self, status: str, message: str | None = None) -> None:
+        self.status = status
+        self.done = True
+        self.ended_at = datetime.now(UTC)
+        if message:
+            self.last_message = message
+        self.on_end(self)

@@ -1,0 +1,102 @@
+"""The leaderboard's tables (SQLAlchemy Core). Migrations in `migrations/` create them.
+
+runs          a run: who, which families, how many episodes, open / complete / aborted
+run_episodes  its episodes: instance (index and hash, never the seed), deadline, status
+records       append-only: one per episode and grader version, with the trace and score
+submissions   self-reported scores (CleanifyAI's form); never ranked with verified ones
+secrets       the server secret, when it was generated rather than given
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    UniqueConstraint,
+)
+
+metadata = MetaData()
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("run_id", String(40), primary_key=True),
+    Column("name", String(64), nullable=False),
+    Column("model", String(128), nullable=False),
+    Column("client", String(64), nullable=False),
+    Column("status", String(16), nullable=False, index=True),
+    Column("episodes", Integer, nullable=False),
+    Column("families", JSON, nullable=False),
+    Column("server_version", String(32), nullable=False),
+    Column("generator_version", String(32), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("completed_at", DateTime(timezone=True)),
+)
+
+run_episodes = Table(
+    "run_episodes",
+    metadata,
+    Column("episode_id", String(64), primary_key=True),
+    Column("run_id", String(40), ForeignKey("runs.run_id"), nullable=False, index=True),
+    Column("position", Integer, nullable=False),
+    Column("family", String(32), nullable=False),
+    Column("instance_index", BigInteger, nullable=False),
+    Column("instance_hash", String(32), nullable=False),
+    Column("difficulty", String(16), nullable=False),
+    Column("status", String(16), nullable=False, index=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("deadline", DateTime(timezone=True), nullable=False),
+)
+
+records = Table(
+    "records",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("episode_id", String(64), ForeignKey("run_episodes.episode_id"), nullable=False),
+    Column("run_id", String(40), ForeignKey("runs.run_id"), nullable=False, index=True),
+    Column("name", String(64), nullable=False),
+    Column("model", String(128), nullable=False),
+    Column("family", String(32), nullable=False),
+    Column("difficulty", String(16), nullable=False),
+    Column("instance_hash", String(32), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("score", Float, nullable=False),
+    Column("components", JSON, nullable=False),
+    Column("trace", JSON, nullable=False),
+    Column("steps", Integer, nullable=False),
+    Column("refused", Integer, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("ended_at", DateTime(timezone=True), nullable=False),
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+    Column("server_version", String(32), nullable=False),
+    Column("grader_version", String(32), nullable=False, index=True),
+    Column("generator_version", String(32), nullable=False),
+    UniqueConstraint("episode_id", "grader_version", name="uq_record_episode_grader"),
+)
+
+submissions = Table(
+    "submissions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("model_name", String(64), nullable=False),
+    Column("task_id", String(64), nullable=False),
+    Column("score", Float, nullable=False),
+    Column("steps", Integer, nullable=False),
+    Column("client", String(64), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+secrets = Table(
+    "secrets",
+    metadata,
+    Column("name", String(32), primary_key=True),
+    Column("value", String(128), nullable=False),
+)

@@ -1,0 +1,105 @@
+"""`inference.py --leaderboard NAME --env-url URL`: one whole leaderboard run with any agent.
+
+The server picks the instances (its secret split) and scores them itself; this side asks
+for a run, plays each of its blind episodes over /ws (a reset with the episode id joins
+it), sends `finish` to any episode the agent leaves open, and prints where to see the
+result. The log lines are the usual ones; while an episode runs, its reward reads 0.00
+(the server hides it), and `[END]` carries the final score the server revealed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import replace
+from typing import Any
+
+from dataclean_env.agents.reference import AgentFactory
+from dataclean_env.runner.backends import RemoteEnvironment, Step, _remote_step
+from dataclean_env.runner.loop import run_episode
+from dataclean_env.runner.results import EpisodeResult
+from dataclean_env.runner.selection import EpisodeKey
+
+FINISH = {"operation": "finish", "parameters": {}}
+
+
+class JoinedEpisodes(RemoteEnvironment):
+    """/ws episodes the server issued: `reset(key)` joins the episode id the key stands for."""
+
+    def __init__(self, base_url: str, episode_ids: dict[EpisodeKey, str]):
+        super().__init__(base_url)
+        self.episode_ids = episode_ids
+
+    def reset(self, key: EpisodeKey) -> Step:
+        self._last = _blind(_remote_step(self._client.reset(episode_id=self.episode_ids[key])))
+        return self._last
+
+    def step(self, action: dict[str, Any]) -> Step:
+        return _blind(super().step(action))
+
+    @property
+    def done(self) -> bool:
+        return self._last is not None and self._last.done
+
+
+def _blind(step: Step) -> Step:
+    # A blind episode's score is None until its end; the loop and the log lines want a number.
+    return step if step.score is not None else replace(step, score=0.0, components={})
+
+
+def request_json(url: str, body: dict[str, Any] | None = None, timeout: float = 120) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return json.load(answer)
+    except urllib.error.HTTPError as error:
+        detail = error.read().decode(errors="replace")
+        raise SystemExit(f"{url}: {error.code} {detail}") from None
+    except urllib.error.URLError as error:
+        raise SystemExit(f"{url}: {error.reason}") from None
+
+
+def run(
+    base_url: str,
+    name: str,
+    make_agent: AgentFactory,
+    agent_name: str,
+    families: list[str] | None = None,
+    episodes: int | None = None,
+) -> list[EpisodeResult]:
+    base = base_url.rstrip("/")
+    body: dict[str, Any] = {"name": name, "model": agent_name}
+    if families:
+        body["families"] = families
+    if episodes:
+        body["episodes"] = episodes
+    started = request_json(f"{base}/leaderboard/runs", body)
+    run_id = started["run_id"]
+    print(f"Leaderboard run {run_id}: {len(started['episodes'])} episodes", file=sys.stderr)
+    keys = {
+        EpisodeKey(e["task_id"], position, "secret"): e["episode_id"]
+        for position, e in enumerate(started["episodes"])
+    }
+    env = JoinedEpisodes(base, keys)
+    finished = []
+    try:
+        for key in keys:
+            result = run_episode(env, make_agent(key), key)
+            if not env.done:  # the agent stopped early: end it, so the run can complete
+                final = env.step(FINISH)
+                result = replace(result, score=final.score)
+            finished.append(result)
+    finally:
+        env.close()
+    status = request_json(f"{base}/leaderboard/runs/{run_id}")
+    mean = status["mean"]
+    print(
+        f"Run {run_id} is {status['status']}"
+        + (f", mean score {mean:.4f}" if mean is not None else "")
+        + f". Leaderboard: {base}/leaderboard (this run: {base}/leaderboard/runs/{run_id})",
+        file=sys.stderr,
+    )
+    return finished

@@ -1,0 +1,430 @@
+"""The leaderboard over HTTP and /ws (SQLite in a temporary folder): self-reported scores,
+verified runs on the secret split, blind episodes, one attempt, limits, and the audit.
+The database tier (PostgreSQL, concurrency, crash and restart) is tests/e2e/test_leaderboard_db.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select, update
+from websockets.sync.client import connect
+
+from dataclean_env.agents.heuristic import HeuristicAgent
+from dataclean_env.leaderboard.audit import replay, rescore, verify
+from dataclean_env.leaderboard.tables import records, run_episodes
+from dataclean_env.leaderboard.versions import GRADER_VERSION
+from dataclean_env.server.app import create_app
+from dataclean_env.settings import Settings
+from tests.support import ok
+from tests.web import LiveServer
+
+FINISH = {"operation": "finish"}
+SHOW = {"operation": "show_rows", "parameters": {"offset": 1}}  # accepted, changes no cell
+EMPTY = {
+    "leaderboard": [],
+    "total_submissions": 0,
+    "verified": {"grader_version": GRADER_VERSION, "entries": []},
+}
+
+
+def board_settings(folder: Path, **overrides: Any) -> Settings:
+    limits = {"leaderboard_runs_per_hour": 100, "leaderboard_submissions_per_hour": 1000}
+    return Settings(leaderboard_db=folder / "board.sqlite3", **{**limits, **overrides})
+
+
+@pytest.fixture
+def board(tmp_path: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(board_settings(tmp_path))) as client:
+        yield client
+
+
+def start_run(client: TestClient, **body: Any) -> dict[str, Any]:
+    return ok(client.post("/leaderboard/runs", json={"name": "tester", "model": "m", **body}))
+
+
+def step(client: TestClient, episode_id: str, action: dict[str, Any]) -> dict[str, Any]:
+    return ok(client.post("/step", json={"episode_id": episode_id, **action}))
+
+
+def play_heuristic(client: TestClient, episode_id: str) -> dict[str, Any]:
+    agent = HeuristicAgent()
+    result = ok(client.post("/reset", json={"episode_id": episode_id}))
+    while not result["done"]:
+        answer = client.post(
+            "/step", json={"episode_id": episode_id, **agent.act(result["observation"])}
+        )
+        if answer.status_code == 422:  # refused (the heuristic misreads some v2 cards): go on
+            state = ok(client.get("/state", params={"episode_id": episode_id}))
+            if state["done"]:  # the refusal allowance ran out
+                return {**result, "done": True}
+            continue
+        result = ok(answer)
+    return result
+
+
+def stored(client: TestClient, run_id: str) -> list[Any]:
+    engine = client.app.state.leaderboard.open()
+    with engine.connect() as connection:
+        return list(
+            connection.execute(
+                select(records, run_episodes.c.instance_index)
+                .join(run_episodes, run_episodes.c.episode_id == records.c.episode_id)
+                .where(records.c.run_id == run_id)
+                .order_by(run_episodes.c.position)
+            )
+        )
+
+
+# ── self-reported scores (CleanifyAI's form) ──────────────────────────────
+def test_a_fresh_board_is_empty(board: TestClient) -> None:
+    assert ok(board.get("/leaderboard")) == EMPTY
+
+
+def test_a_submission_is_stored_as_self_reported_in_cleanifyai_shape(board: TestClient) -> None:
+    body = {"model_name": "gpt-x", "task_id": "easy_dedup_rename", "score": 0.75, "steps": 4}
+    answer = ok(board.post("/leaderboard/submit", json=body))
+    assert answer["status"] == "submitted"
+    assert {k: answer["entry"][k] for k in body} == body
+    assert answer["entry"]["verified"] is False
+    ok(board.post("/leaderboard/submit", json={**body, "score": 0.5}))  # best score counts
+    ok(board.post("/leaderboard/submit", json={**body, "task_id": "crm", "score": 0.25}))
+    ok(board.post("/leaderboard/submit", json={**body, "model_name": "other", "score": 0.9}))
+    assert ok(board.get("/leaderboard")) == {
+        "leaderboard": [
+            {
+                "rank": 1,
+                "model_name": "other",
+                "scores": {"easy_dedup_rename": 0.9},
+                "avg_score": 0.9,
+            },
+            {
+                "rank": 2,
+                "model_name": "gpt-x",
+                "scores": {"crm": 0.25, "easy_dedup_rename": 0.75},
+                "avg_score": 0.5,
+            },
+        ],
+        "total_submissions": 4,
+        "verified": {"grader_version": GRADER_VERSION, "entries": []},
+    }
+
+
+GOOD = {"model_name": "m", "task_id": "crm", "score": 0.5, "steps": 3}
+
+
+@pytest.mark.parametrize(
+    ("change", "status", "code"),
+    [
+        ({"task_id": "no_such_task"}, 404, "UNKNOWN_TASK"),
+        ({"score": 0.0}, 422, "INVALID_SUBMISSION"),
+        ({"score": 1.0}, 422, "INVALID_SUBMISSION"),
+        ({"score": 1.5}, 422, "INVALID_SUBMISSION"),
+        ({"score": -0.2}, 422, "INVALID_SUBMISSION"),
+        ({"score": "high"}, 422, "INVALID_SUBMISSION"),
+        ({"steps": -1}, 422, "INVALID_SUBMISSION"),
+        ({"model_name": ""}, 422, "INVALID_SUBMISSION"),
+        ({"model_name": "x" * 65}, 422, "INVALID_SUBMISSION"),
+        ({"model_name": "bad\nname"}, 422, "INVALID_SUBMISSION"),
+        ({"model_name": None}, 422, "INVALID_SUBMISSION"),
+    ],
+)
+def test_bad_submissions_are_refused_and_store_nothing(
+    board: TestClient, change: dict, status: int, code: str
+) -> None:
+    answer = board.post("/leaderboard/submit", json={**GOOD, **change})
+    assert answer.status_code == status, answer.text
+    assert answer.json()["code"] == code
+    assert ok(board.get("/leaderboard")) == EMPTY
+
+
+def test_a_submission_without_steps_counts_zero_and_needs_a_json_object(board: TestClient) -> None:
+    body = {k: v for k, v in GOOD.items() if k != "steps"}
+    assert ok(board.post("/leaderboard/submit", json=body))["entry"]["steps"] == 0
+    answer = board.post("/leaderboard/submit", content=b"[1, 2]")
+    assert (answer.status_code, answer.json()["code"]) == (422, "INVALID_ACTION")
+
+
+def test_an_unusable_database_makes_only_the_leaderboard_unavailable(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    settings = Settings(leaderboard_db=tmp_path / "a-file" / "board.sqlite3")
+    with TestClient(create_app(settings)) as client:
+        for answer in (
+            client.get("/leaderboard"),
+            client.post("/leaderboard/submit", json=GOOD),
+            client.post("/leaderboard/runs", json={"name": "a", "model": "m"}),
+        ):
+            assert (answer.status_code, answer.json()["code"]) == (503, "LEADERBOARD_UNAVAILABLE")
+        assert ok(client.get("/health"))["status"] == "healthy"
+        assert ok(client.post("/reset/crm", json={"seed": 1}))["done"] is False
+
+
+# ── runs ──────────────────────────────────────────────────────────────────
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"name": "a", "model": "m", "episodes": 0},
+        {"name": "a", "model": "m", "episodes": 61},
+        {"name": "a", "model": "m", "families": ["no_such_family"]},
+        {"name": "a", "model": "m", "families": ["easy_dedup_rename"]},  # not generated
+        {"name": "a", "model": "m", "families": []},
+        {"name": "", "model": "m"},
+        {"name": "a" * 65, "model": "m"},
+        {"model": "m"},
+        {"name": "a", "model": "m", "score": 0.99},  # a run never takes a score
+        {"name": "a", "model": "m", "scores": [0.99]},
+    ],
+)
+def test_bad_run_requests_are_refused(board: TestClient, body: dict) -> None:
+    answer = board.post("/leaderboard/runs", json=body)
+    assert (answer.status_code, answer.json()["code"]) == (422, "INVALID_SUBMISSION"), answer.text
+
+
+def test_a_run_issues_unguessable_ids_that_its_public_status_never_shows(board: TestClient) -> None:
+    run = start_run(board, families=["crm", "orders"], episodes=3)
+    assert re.fullmatch(r"run-[0-9a-f]{16}", run["run_id"])
+    assert [e["task_id"] for e in run["episodes"]] == ["crm", "orders", "crm"]
+    ids = [e["episode_id"] for e in run["episodes"]]
+    assert all(re.fullmatch(r"lb-[0-9a-f]{32}", i) for i in ids) and len(set(ids)) == 3
+    status = board.get(f"/leaderboard/runs/{run['run_id']}")
+    assert not any(i in status.text for i in ids)
+    assert ok(status)["status"] == "open"
+    assert [e["status"] for e in status.json()["episodes"]] == ["open"] * 3
+    answer = board.get("/leaderboard/runs/run-0000000000000000")
+    assert (answer.status_code, answer.json()["code"]) == (404, "UNKNOWN_RUN")
+
+
+def test_the_default_run_spreads_over_every_generated_family(board: TestClient) -> None:
+    run = start_run(board)
+    families = [e["task_id"] for e in run["episodes"]]
+    assert len(families) == 12
+    assert sorted(set(families)) == sorted(
+        ["fix_types", "normalize_dedupe", "full_pipeline", "crm", "orders", "inventory"]
+    )
+
+
+def test_blind_over_rest_until_the_end_then_the_score_the_server_recorded(
+    board: TestClient,
+) -> None:
+    run = start_run(board, families=["crm"], episodes=1)
+    episode_id = run["episodes"][0]["episode_id"]
+    first = ok(board.post("/reset", json={"episode_id": episode_id}))
+    seen = [first, step(board, episode_id, SHOW)]
+    seen.append(ok(board.get("/state", params={"episode_id": episode_id})))
+    for answer in seen:
+        assert answer["reward"] is None
+        assert "score" not in json.dumps(answer.get("observation", {}))
+    assert seen[0]["info"]["reward_hidden"] is True
+    last = step(board, episode_id, FINISH)
+    assert last["done"] and 0 < last["reward"]["total"] < 1
+    [record] = stored(board, run["run_id"])
+    assert record.score == last["reward"]["total"]
+    assert record.components == last["reward"]
+    assert record.trace == [SHOW, {"operation": "finish", "parameters": {}}]
+    # The server's own recomputation from the secret gives the same score.
+    secret = board.app.state.leaderboard.secret
+    again = replay(secret, "crm", record.instance_index, record.trace)
+    assert again.reward.total == last["reward"]["total"]
+    assert again.instance_hash == record.instance_hash
+    status = ok(board.get(f"/leaderboard/runs/{run['run_id']}"))
+    assert status["status"] == "complete" and status["mean"] == last["reward"]["total"]
+    [entry] = ok(board.get("/leaderboard"))["verified"]["entries"]
+    assert (entry["run_id"], entry["mean"], entry["episodes"]) == (run["run_id"], record.score, 1)
+
+
+def test_hidden_reward_mode_works_outside_the_leaderboard(board: TestClient) -> None:
+    body = {"reward_mode": "hidden", "episode_id": "my-blind-one", "seed": 3}
+    first = ok(board.post("/reset/crm", json=body))
+    assert first["reward"] is None and first["info"]["reward_hidden"] is True
+    assert step(board, "my-blind-one", SHOW)["reward"] is None
+    assert ok(board.get("/state", params={"episode_id": "my-blind-one"}))["reward"] is None
+    assert step(board, "my-blind-one", FINISH)["reward"]["total"] > 0
+    visible = ok(board.post("/reset/crm", json={"episode_id": "seen", "seed": 3}))
+    assert visible["reward"]["total"] > 0
+    answer = board.post("/reset/crm", json={"reward_mode": "secret"})
+    assert answer.status_code == 422
+
+
+def test_one_attempt_per_instance(board: TestClient) -> None:
+    run = start_run(board, families=["orders"], episodes=1)
+    episode_id = run["episodes"][0]["episode_id"]
+    ok(board.post("/reset", json={"episode_id": episode_id}))
+    step(board, episode_id, SHOW)
+    again = ok(board.post("/reset/crm", json={"episode_id": episode_id, "seed": 5}))
+    assert again["observation"]["step"] == 1  # a reset joins it as it stands
+    assert again["observation"]["task_id"] == "orders"
+    step(board, episode_id, FINISH)
+    after = board.post("/step", json={"episode_id": episode_id, **FINISH})
+    assert (after.status_code, after.json()["code"]) == (409, "EPISODE_FINISHED")
+    assert len(stored(board, run["run_id"])) == 1
+
+
+def test_a_client_cannot_send_a_score_with_a_step(board: TestClient) -> None:
+    run = start_run(board, families=["crm"], episodes=1)
+    episode_id = run["episodes"][0]["episode_id"]
+    for forged in ({"score": 0.9999}, {"reward": {"total": 0.9999}}, {"done": True}):
+        answer = board.post("/step", json={"episode_id": episode_id, **FINISH, **forged})
+        assert answer.status_code == 422, answer.text
+    # Self-reporting the same name changes nothing on the verified board.
+    ok(board.post("/leaderboard/submit", json={**GOOD, "model_name": "m", "score": 0.9999}))
+    last = step(board, episode_id, FINISH)
+    [entry] = ok(board.get("/leaderboard"))["verified"]["entries"]
+    assert entry["mean"] == last["reward"]["total"] < 0.9
+
+
+def test_an_episode_past_its_deadline_is_scored_as_it_stands(tmp_path: Path) -> None:
+    settings = board_settings(tmp_path, leaderboard_episode_seconds=0.5)
+    with TestClient(create_app(settings)) as client:
+        run = start_run(client, families=["crm"], episodes=2)
+        first, second = (e["episode_id"] for e in run["episodes"])
+        step(client, first, FINISH)
+        ok(client.post("/reset", json={"episode_id": second}))
+        time.sleep(0.7)
+        late = client.post("/step", json={"episode_id": second, **FINISH})
+        assert (late.status_code, late.json()["code"]) == (409, "EPISODE_FINISHED")
+        assert "timed_out" in late.json()["detail"]
+        status = ok(client.get(f"/leaderboard/runs/{run['run_id']}"))
+        assert status["status"] == "complete"
+        assert [e["status"] for e in status["episodes"]] == ["finished", "timed_out"]
+        assert len(ok(client.get("/leaderboard"))["verified"]["entries"]) == 1
+
+
+def test_an_untouched_run_times_out_when_the_board_is_read(tmp_path: Path) -> None:
+    settings = board_settings(tmp_path, leaderboard_episode_seconds=0.3)
+    with TestClient(create_app(settings)) as client:
+        run = start_run(client, families=["crm"], episodes=1)
+        time.sleep(0.5)
+        [entry] = ok(client.get("/leaderboard"))["verified"]["entries"]
+        assert entry["run_id"] == run["run_id"]
+        [record] = stored(client, run["run_id"])
+        assert (record.status, record.trace, record.steps) == ("timed_out", [], 0)
+
+
+def test_rate_limits_per_client(tmp_path: Path) -> None:
+    settings = board_settings(
+        tmp_path, leaderboard_runs_per_hour=2, leaderboard_submissions_per_hour=3
+    )
+    with TestClient(create_app(settings)) as client:
+        start_run(client, episodes=1)
+        start_run(client, episodes=1)
+        third = client.post("/leaderboard/runs", json={"name": "a", "model": "m", "episodes": 1})
+        assert (third.status_code, third.json()["code"]) == (429, "RATE_LIMITED")
+        for _ in range(3):
+            ok(client.post("/leaderboard/submit", json=GOOD))
+        fourth = client.post("/leaderboard/submit", json=GOOD)
+        assert (fourth.status_code, fourth.json()["code"]) == (429, "RATE_LIMITED")
+        assert ok(client.get("/leaderboard"))["total_submissions"] == 3
+
+
+def test_open_runs_are_bounded(tmp_path: Path) -> None:
+    with TestClient(create_app(board_settings(tmp_path, leaderboard_open_runs=1))) as client:
+        start_run(client, episodes=1)
+        full = client.post("/leaderboard/runs", json={"name": "a", "model": "m", "episodes": 1})
+        assert (full.status_code, full.json()["code"]) == (503, "SERVER_FULL")
+
+
+def test_runs_rank_by_mean_with_an_interval_and_family_columns(board: TestClient) -> None:
+    families = ["crm", "orders"]
+    idle = start_run(board, name="idle", model="noop", families=families, episodes=4)
+    for e in idle["episodes"]:
+        step(board, e["episode_id"], FINISH)
+    worker = start_run(board, name="worker", model="heuristic", families=families, episodes=4)
+    finals = [play_heuristic(board, e["episode_id"])["reward"]["total"] for e in worker["episodes"]]
+    entries = ok(board.get("/leaderboard"))["verified"]["entries"]
+    assert [(e["rank"], e["name"]) for e in entries] == [(1, "worker"), (2, "idle")]
+    top = entries[0]
+    assert top["mean"] == round(sum(finals) / 4, 4)
+    assert top["ci_low"] <= top["mean"] <= top["ci_high"]
+    assert top["families"] == {
+        "crm": round((finals[0] + finals[2]) / 2, 4),
+        "orders": round((finals[1] + finals[3]) / 2, 4),
+    }
+    assert top["episodes"] == 4
+    assert set(top) == {
+        "rank", "name", "model", "mean", "ci_low", "ci_high", "episodes", "families", "run_id"
+    }  # fmt: skip
+
+
+def test_the_audit_replays_runs_and_catches_a_changed_score(board: TestClient) -> None:
+    run = start_run(board, families=["inventory", "fix_types"], episodes=2)
+    for e in run["episodes"]:
+        play_heuristic(board, e["episode_id"])
+    service = board.app.state.leaderboard
+    engine, secret = service.open(), service.secret
+    report = verify(engine, secret)
+    assert (report.matched, report.differ) == (2, [])
+    # Re-scoring under another grader version builds that version's board, same scores.
+    assert rescore(engine, secret, "grader-next").rescored == 2
+    before = ok(board.get("/leaderboard"))["verified"]["entries"]
+    after = ok(board.get("/leaderboard", params={"grader_version": "grader-next"}))["verified"]
+    assert after["grader_version"] == "grader-next" and after["entries"] == before
+    assert rescore(engine, secret, "grader-next").rescored == 0  # idempotent
+    with engine.begin() as connection:
+        connection.execute(
+            update(records)
+            .where(records.c.run_id == run["run_id"], records.c.grader_version == GRADER_VERSION)
+            .values(score=0.1234)
+        )
+    report = verify(engine, secret)
+    assert report.matched == 0 and len(report.differ) == 2
+    assert all("stored score 0.1234" in line for line in report.differ)
+
+
+# ── /ws ───────────────────────────────────────────────────────────────────
+def frame(ws: Any, message: dict[str, Any]) -> dict[str, Any]:
+    ws.send(json.dumps(message))
+    answer = json.loads(ws.recv(timeout=30))
+    assert answer["type"] == "observation", answer
+    return answer["data"]
+
+
+def test_blind_over_ws_for_a_leaderboard_episode_and_for_hidden_mode(tmp_path: Path) -> None:
+    server = LiveServer(board_settings(tmp_path)).start()
+    try:
+        run = ok(
+            httpx.post(
+                f"{server.url}/leaderboard/runs",
+                json={"name": "ws", "model": "m", "families": ["crm"], "episodes": 1},
+                timeout=60,
+            )
+        )
+        episode_id = run["episodes"][0]["episode_id"]
+        with connect(f"ws://127.0.0.1:{server.port}/ws") as ws:
+            for data in (
+                frame(ws, {"type": "reset", "data": {"episode_id": episode_id}}),
+                frame(ws, {"type": "step", "data": SHOW}),
+            ):
+                assert data["reward"] == 0.0
+                assert data["observation"]["score"] is None
+                assert data["observation"]["score_components"] is None
+                assert data["observation"]["episode_id"] == episode_id
+            ws.send(json.dumps({"type": "state"}))
+            state = json.loads(ws.recv(timeout=30))["data"]
+            assert state["reward"] is None and state["step_count"] == 1
+            last = frame(ws, {"type": "step", "data": FINISH})
+            assert last["done"] and last["reward"] == last["observation"]["score"] > 0
+            [record] = stored_by_url(server, run["run_id"])
+            assert record.score == round(last["reward"], 4)  # the reward object: 4 places
+            # The same reset option outside the leaderboard.
+            blind = frame(
+                ws, {"type": "reset", "data": {"task_id": "crm", "reward_mode": "hidden"}}
+            )
+            assert blind["observation"]["score"] is None and blind["reward"] == 0.0
+            end = frame(ws, {"type": "step", "data": FINISH})
+            assert end["observation"]["score"] == end["reward"] > 0
+    finally:
+        server.close()
+
+
+def stored_by_url(server: LiveServer, run_id: str) -> list[Any]:
+    engine = server.app.state.leaderboard.open()
+    with engine.connect() as connection:
+        return list(connection.execute(select(records).where(records.c.run_id == run_id)))
