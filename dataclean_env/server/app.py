@@ -17,7 +17,7 @@ from dataclean_env import __version__
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.http_errors import install_error_handlers
 from dataclean_env.server.openenv_routes import mount_openenv
-from dataclean_env.server.routes import episodes, meta
+from dataclean_env.server.routes import episodes, meta, schema
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks import TaskRegistry, registry_for
 
@@ -42,6 +42,7 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     install_error_handlers(app)
     app.include_router(meta.router)
     app.include_router(episodes.router)
+    app.include_router(schema.router)
     app.state.openenv = mount_openenv(app, registry, settings)
     log.info("loaded %d tasks: %s", len(registry.task_ids()), ", ".join(registry.task_ids()))
     return app
