@@ -84,7 +84,8 @@ def test_trl_builds_a_schema_for_every_generated_tool() -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     schemas = json.loads(result.stdout)
     assert list(schemas) == operation_names()
-    assert schemas["fill_missing"]["parameters"] == {
+    assert all(schemas[name]["function"]["name"] == name for name in schemas)
+    assert schemas["fill_missing"]["function"]["parameters"] == {
         "type": "object",
         "properties": {
             "strategy": {
@@ -104,23 +105,21 @@ def test_trl_builds_a_schema_for_every_generated_tool() -> None:
             },
         },
     }
-    assert (
-        schemas["finish"]
-        == {
-            "type": "function",
-            "function": {
-                "name": "finish",
-                "description": "Declare the table clean and end the episode.",
-                "parameters": {"type": "object", "properties": {}},
-                "return": {
-                    "type": "string",
-                    "description": "What the step did, the episode's score, and the table after the step.",
-                },
+    assert schemas["finish"] == {
+        "type": "function",
+        "function": {
+            "name": "finish",
+            "description": "Declare the table clean and end the episode.",
+            "parameters": {"type": "object", "properties": {}},
+            "return": {
+                "type": "string",
+                "description": "What the step did, the episode's score, and the table after the step.",
             },
-        }
-        or schemas["finish"]["name"] == "finish"
-    )
-    assert schemas["set_cell"]["parameters"]["required"] == ["row_id", "column", "value"]
+        },
+    }
+    set_cell = schemas["set_cell"]["function"]["parameters"]
+    assert set_cell["required"] == ["row_id", "column", "value"]
+    assert set_cell["properties"]["row_id"]["type"] == ["integer", "string"]
 
 
 # One step on the easy task with a completion budget so short that the first tool result
