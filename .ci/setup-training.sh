@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Creates the training venvs the e2e tests use, outside uv.lock (idempotent; `--force` rebuilds):
+# Creates the training venvs the e2e tests use, outside uv.lock. Idempotent: a venv whose inputs
+# (requirements, pyproject) are unchanged is left alone, a changed one is updated in place by
+# pip, and `--force` rebuilds both from scratch.
 #   .venv-trl        torch (CPU), TRL and friends, and this project      (tests/e2e/test_trl.py)
 #   .venv-verifiers  verifiers 0.4 and integrations/verifiers            (tests/e2e/test_verifiers.py)
 # Plain `python -m venv` + pip: pip finds a CPU torch wheel in a local wheel folder
@@ -25,9 +27,9 @@ venv() {
     echo "setup-training: $name is up to date"
     return
   fi
-  echo "setup-training: building $name"
-  rm -rf "$name"
-  "$PYTHON" -m venv "$name"
+  echo "setup-training: installing into $name"
+  [ "$FORCE" = "--force" ] && rm -rf "$name"
+  [ -x "$name/bin/python" ] || "$PYTHON" -m venv "$name"
   "$name/bin/pip" install --quiet --disable-pip-version-check "${find_links[@]}" "$@"
   echo "$stamp" > "$name/.stamp"
 }
