@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.e2e.fake_chat_model import FakeChatModel
-from tests.support import ROOT, ok
+from tests.support import ROOT, need, ok
 from tests.web import LiveServer
 
 VF_EVAL = ROOT / ".venv-verifiers" / "bin" / "vf-eval"
@@ -32,8 +32,6 @@ def model():
 
 def vf_eval(server: LiveServer, model: FakeChatModel, out: Path, *options: str):
     """Start `vf-eval` on the taskset (local harness, no upload) and return the process."""
-    from tests.support import need
-
     need(VF_EVAL.exists(), "the verifiers venv: run `bash .ci/setup-training.sh`")
     command = [
         str(VF_EVAL),
