@@ -4,7 +4,8 @@
     python examples/trl_grpo.py --model Qwen/Qwen2.5-0.5B-Instruct --steps 200
     python examples/trl_grpo.py --env-url http://127.0.0.1:7860   # the environment on a server
 
-Run it with the training venv (`bash .ci/setup-training.sh`, then `.venv-trl/bin/python`).
+Run it with the training venv: `bash .ci/setup-training.sh`, then
+`~/.cache/data-cleaning-openenv/trl/bin/python examples/trl_grpo.py`.
 
 The model calls one tool per cleaning operation (`DataCleaningToolEnv`, generated from the
 operation registry); TRL runs the tool loop, the environment applies each call, and the

@@ -1,4 +1,4 @@
-"""TRL for real, in its own venv (`.ci/setup-training.sh` builds `.venv-trl`): the offline
+"""TRL for real, in its own venv (`.ci/setup-training.sh` builds it): the offline
 GRPO example trains three steps with tool calls that reach the environment, TRL turns every
 generated tool into a schema, and the `log_completions` crash is reproduced and worked around."""
 
@@ -12,9 +12,9 @@ import subprocess
 import pytest
 
 from dataclean_env.operations import operation_names
-from tests.support import ROOT, need
+from tests.support import ROOT, TRAINING_VENVS, need
 
-TRL_PYTHON = ROOT / ".venv-trl" / "bin" / "python"
+TRL_PYTHON = TRAINING_VENVS / "trl" / "bin" / "python"
 EXAMPLE = ROOT / "examples" / "trl_grpo.py"
 STEP = re.compile(
     r"^\[STEP\] step=(\d+) loss=(-?\d+\.\d+) reward_mean=(\d+\.\d+) reward_std=(\d+\.\d+) "

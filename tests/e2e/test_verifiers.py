@@ -1,4 +1,4 @@
-"""verifiers 0.4 for real, in its own venv (`.ci/setup-training.sh` builds `.venv-verifiers`):
+"""verifiers 0.4 for real, in its own venv (`.ci/setup-training.sh` builds it):
 `vf-eval` plays episodes of a live server through verifiers' OpenEnv bridge, with a scripted
 OpenAI-compatible model on 127.0.0.1, and every score it reports is the one the server
 computes for the same actions."""
@@ -15,10 +15,10 @@ import httpx
 import pytest
 
 from tests.e2e.fake_chat_model import FakeChatModel
-from tests.support import ROOT, need, ok
+from tests.support import TRAINING_VENVS, need, ok
 from tests.web import LiveServer
 
-VF_EVAL = ROOT / ".venv-verifiers" / "bin" / "vf-eval"
+VF_EVAL = TRAINING_VENVS / "verifiers" / "bin" / "vf-eval"
 
 
 @pytest.fixture
