@@ -34,7 +34,8 @@ import time
 from functools import partial
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # offline unless a model must be downloaded
+if not any(arg == "--model" or arg.startswith("--model=") for arg in sys.argv[1:]):
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # set before transformers is imported
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
