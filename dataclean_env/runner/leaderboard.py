@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from dataclean_env.agents.reference import AgentFactory
-from dataclean_env.runner.backends import RemoteEnvironment, Step, _remote_step
+from dataclean_env.runner.backends import RemoteBackend, Step, _remote_step
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.results import EpisodeResult
 from dataclean_env.runner.selection import EpisodeKey
@@ -25,7 +25,7 @@ from dataclean_env.runner.selection import EpisodeKey
 FINISH = {"operation": "finish", "parameters": {}}
 
 
-class JoinedEpisodes(RemoteEnvironment):
+class JoinedEpisodes(RemoteBackend):
     """/ws episodes the server issued: `reset(key)` joins the episode id the key stands for."""
 
     def __init__(self, base_url: str, episode_ids: dict[EpisodeKey, str]):

@@ -21,7 +21,7 @@ from dataclean_env.server.guards import install_guards
 from dataclean_env.server.http_errors import install_error_handlers
 from dataclean_env.server.openapi_doc import install_openapi
 from dataclean_env.server.openenv_routes import mount_openenv
-from dataclean_env.server.routes import episodes, leaderboard, meta, web
+from dataclean_env.server.routes import episodes, leaderboard, meta, schema, web
 from dataclean_env.server.serving import uvicorn_options
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks import TaskRegistry, registry_for
@@ -50,6 +50,7 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     app.include_router(web.router)  # the browser page (before OpenEnv's catch-all routes)
     app.state.leaderboard = Leaderboard(settings, app.state.store)  # opens its database lazily
     app.include_router(leaderboard.router)
+    app.include_router(schema.router)
     app.state.limiter = limiter = install_guards(app, settings)
     app.state.openenv = mount_openenv(app, registry, settings, limiter)
     install_openapi(app, registry.task_ids(), ENV_NAME)

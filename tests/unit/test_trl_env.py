@@ -1,0 +1,158 @@
+"""The TRL environment classes in-process: tools generated from the registry, what TRL will
+see (public methods, signatures, docstrings), exact episodes and rewards, refusals."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Literal
+
+import pytest
+
+from dataclean_env.operations import get_operation, operation_names
+from dataclean_env.training.completion_log import parquet_safe
+from dataclean_env.training.trl_env import DataCleaningToolEnv, render, tool_env_class
+
+EASY_MAPPING = {
+    "EMP ID": "emp_id",
+    "EMP NAME": "emp_name",
+    "DEP T": "dept",
+    "SAL ARY": "salary",
+    "AGE": "age",
+}
+
+
+def public_functions(cls: type) -> list[str]:
+    """What TRL lists as the class's methods (its own `inspect.getmembers` call)."""
+    members = inspect.getmembers(cls, predicate=inspect.isfunction)
+    return [name for name, _ in members if not name.startswith("_")]
+
+
+def test_every_operation_is_a_tool_and_nothing_else_is_public() -> None:
+    assert public_functions(DataCleaningToolEnv) == sorted(
+        [*operation_names(), "get_reward", "reset"]
+    )
+
+
+def test_a_subset_class_has_only_those_tools() -> None:
+    cls = tool_env_class(["remove_duplicates", "finish"], name="Small")
+    assert cls.__name__ == "Small"
+    assert public_functions(cls) == ["finish", "get_reward", "remove_duplicates", "reset"]
+
+
+def test_tool_signature_and_docstring_come_from_the_parameter_model() -> None:
+    tool = DataCleaningToolEnv().fill_missing
+    signature = inspect.signature(tool)  # bound: `self` is gone, as TRL sees it
+    assert list(signature.parameters) == ["strategy", "column", "value"]
+    strategy = signature.parameters["strategy"]
+    assert strategy.default == "mean"
+    assert strategy.annotation == Literal["mean", "median", "mode", "ffill", "bfill", "constant"]
+    assert signature.parameters["column"].annotation == (str | None)
+    assert signature.return_annotation is str
+    assert tool.__doc__ == (
+        f"{get_operation('fill_missing').description}\n\n"
+        "Args:\n"
+        "    strategy: How to choose the fill value. Default: 'mean'.\n"
+        "    column: One column (default: every column with missing values).\n"
+        "    value: The fill value; required with strategy=constant, refused otherwise.\n\n"
+        "Returns:\n"
+        "    What the step did, the episode's score, and the table after the step."
+    )
+
+
+@pytest.mark.parametrize("name", operation_names())
+def test_every_tool_documents_every_parameter(name: str) -> None:
+    tool = getattr(DataCleaningToolEnv, name)
+    fields = get_operation(name).params_model.model_fields
+    if not fields:
+        assert "Args:" not in tool.__doc__
+    else:
+        args = tool.__doc__.split("\nArgs:\n")[1].split("\n\nReturns:")[0].splitlines()
+        assert [line.strip().split(":")[0] for line in args] == list(fields)
+    required = {n for n, p in inspect.signature(tool).parameters.items() if p.default is p.empty}
+    assert required == {"self"} | {n for n, f in fields.items() if f.is_required()}
+
+
+def test_an_episode_scores_the_gain_and_ends_at_finish() -> None:
+    env = DataCleaningToolEnv()
+    first = env.reset(task_id="easy_dedup_rename", seed=0, split="eval", prompt=[{"x": 1}])
+    assert first.startswith("\n\nEpisode started. Employee records (20 rows, 15 employees).")
+    assert "Score 0.0001. Step 0, 10 steps left." in first
+    assert env.remove_duplicates().startswith("Removed 5 duplicate rows (20 -> 15).\nScore 0.5000.")
+    env.rename_columns(mapping=EASY_MAPPING)
+    last = env.finish()
+    assert "Score 0.9999. Step 3, 7 steps left; the episode is over." in last
+    assert (env.initial_score, env.score, env.done) == (0.0001, 0.9999, True)
+    assert (env.tool_calls, env.refused) == (3, 0)
+    assert env.get_reward() == 0.9998
+    with pytest.raises(ValueError, match="the episode is over"):
+        env.finish()
+
+
+def test_a_refused_call_raises_and_changes_nothing() -> None:
+    env = DataCleaningToolEnv()
+    env.reset(task_id="easy_dedup_rename", seed=0)
+    with pytest.raises(ValueError, match=r"^refused, the table is unchanged: .*'NOPE'"):
+        env.rename_columns(mapping={"NOPE": "x"})
+    with pytest.raises(ValueError, match="refused, the table is unchanged"):
+        env.fill_missing(strategy="constant")  # constant needs a value
+    assert (env.score, env.tool_calls, env.refused, env.done) == (0.0001, 2, 2, False)
+    assert env.get_reward() == 0.0
+    assert env.remove_duplicates().startswith("Removed 5 duplicate rows")
+
+
+def test_reward_can_be_the_final_score_and_reset_starts_over() -> None:
+    env = DataCleaningToolEnv(reward="score")
+    env.reset(task_id="easy_dedup_rename", seed=0)
+    env.remove_duplicates()
+    assert env.get_reward() == 0.5
+    env.reset(task_id="easy_dedup_rename", seed=0)
+    assert (env.score, env.tool_calls, env.done, env.get_reward()) == (0.0001, 0, False, 0.0001)
+
+
+def test_the_row_picks_task_seed_and_split_and_defaults_fill_the_rest() -> None:
+    a, b = DataCleaningToolEnv(), DataCleaningToolEnv()
+    assert a.reset(task_id="crm", seed=3, split="eval") == b.reset(
+        task_id="crm", seed=3, split="eval"
+    )
+    assert a.reset(task_id="crm", seed=3, split="eval") != b.reset(
+        task_id="crm", seed=4, split="eval"
+    )
+    assert "Employee records" in a.reset()  # no task in the row: the class's task_id
+
+
+def test_calls_before_reset_are_refused() -> None:
+    with pytest.raises(ValueError, match="reset the environment first"):
+        DataCleaningToolEnv().finish()
+
+
+def test_rows_shown_limits_the_sample_rows() -> None:
+    env = DataCleaningToolEnv()
+    env.rows_shown = 2
+    text = env.reset(task_id="easy_dedup_rename", seed=0)
+    assert len([line for line in text.splitlines() if line.startswith("{")]) == 2
+    assert render(env._last, 0).count("{") == 0
+
+
+def test_parquet_safe_replaces_empty_dicts_only() -> None:
+    logged = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"type": "function", "function": {"name": "finish", "arguments": {}}},
+                {"type": "function", "function": {"name": "x", "arguments": {"a": {}, "b": []}}},
+            ],
+        },
+        {"role": "tool", "name": "finish", "content": "done"},
+    ]
+    assert parquet_safe(logged) == [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"type": "function", "function": {"name": "finish", "arguments": None}},
+                {"type": "function", "function": {"name": "x", "arguments": {"a": None, "b": []}}},
+            ],
+        },
+        {"role": "tool", "name": "finish", "content": "done"},
+    ]
