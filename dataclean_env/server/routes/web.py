@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, HTMLResponse
 
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.episode import Episode
@@ -62,13 +62,13 @@ def _page() -> FileResponse:
     return FileResponse(static_dir() / "index.html", media_type="text/html", headers=_PAGE_HEADERS)
 
 
-@router.get("/web", summary="The web page")
+@router.get("/web", summary="The web page", response_class=HTMLResponse)
 async def web() -> FileResponse:
     """The page: pick a task, play an episode of your own, watch the heuristic, leaderboard."""
     return _page()
 
 
-@router.get("/ui", summary="The web page (alias)")
+@router.get("/ui", summary="The web page (alias)", response_class=HTMLResponse)
 async def ui() -> FileResponse:
     return _page()
 
