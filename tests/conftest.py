@@ -8,6 +8,8 @@ marked `e2e`, so `-m "not e2e"` leaves them out of an inner loop).
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,11 @@ from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.tasks.fixed import load_metadata
 
 TIERS = ("unit", "api", "e2e")
+# Never the checkout's leaderboard database: servers the tests start (also in subprocesses,
+# which inherit this) write to a scratch one unless a test names its own.
+os.environ.setdefault(
+    "DCE_LEADERBOARD_DB", str(Path(tempfile.mkdtemp(prefix="dce-tests-")) / "leaderboard.sqlite3")
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

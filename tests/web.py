@@ -4,9 +4,11 @@ uvicorn on 127.0.0.1 (`LiveServer`), stopped when the test ends."""
 from __future__ import annotations
 
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -19,8 +21,9 @@ from dataclean_env.settings import Settings
 
 
 @pytest.fixture
-def client() -> Iterator[TestClient]:
-    with TestClient(create_app(Settings())) as test_client:
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    settings = Settings(leaderboard_db=tmp_path / "leaderboard.sqlite3")
+    with TestClient(create_app(settings)) as test_client:
         yield test_client
 
 
@@ -29,6 +32,9 @@ class LiveServer:
 
     def __init__(self, settings: Settings | None = None):
         settings = settings or Settings()
+        if settings.leaderboard_db == Settings().leaderboard_db:  # unless named: its own board
+            folder = Path(tempfile.mkdtemp(prefix="dce-live-"))
+            settings = settings.model_copy(update={"leaderboard_db": folder / "lb.sqlite3"})
         self.app = create_app(settings)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -282,3 +282,10 @@ class ValidateParams(Params):
 def validate(table: pd.DataFrame, params: ValidateParams, ctx: OpContext) -> OpResult:
     require_phase(ctx.history, "validate")
     return OpResult(table, "Validation recorded; audit finished.")
+
+
+def cleaning_operation_names() -> list[str]:
+    """Every operation but those of the claim task kinds (which only their kinds allow)."""
+    from dataclean_env.operations import operation_names  # the registry, once filled
+
+    return [name for name in operation_names() if name not in CLAIM_OPERATIONS]

@@ -31,8 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dataclean_env.errors import EnvError
 from dataclean_env.grading.cell_repair import WEIGHTS, CellRepairGrader
-from dataclean_env.operations import canonical_name, operation_names
-from dataclean_env.operations.claims import CLAIM_OPERATIONS
+from dataclean_env.operations import canonical_name
+from dataclean_env.operations.claims import CLAIM_OPERATIONS, cleaning_operation_names
 from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
 from dataclean_env.values import parse_number
 
@@ -136,11 +136,6 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, CellRepairGr
         protected_columns=frozenset({key}),
     )
     return spec, dirty, grader
-
-
-def cleaning_operation_names() -> list[str]:
-    """Every operation but those of the claim task kinds (which only their kinds allow)."""
-    return [name for name in operation_names() if name not in CLAIM_OPERATIONS]
 
 
 def _as_keys(column: pd.Series) -> pd.Series:

@@ -32,7 +32,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from dataclean_env.operations import operation_names
+from dataclean_env.operations.claims import cleaning_operation_names
 from dataclean_env.runner.backends import Backend, LocalBackend, Step
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.tasks import TaskRegistry, default_registry
@@ -148,7 +148,8 @@ def tool_env_class(
     """An environment class with one tool method per operation (default: every operation).
 
     Aliases are left out: each is another spelling of an operation that is already a tool."""
-    chosen = list(operations) if operations is not None else operation_names()
+    # The cleaning operations: the claim kinds' take nested models, which TRL cannot type.
+    chosen = list(operations) if operations is not None else cleaning_operation_names()
     base = RemoteCleaningToolEnv if remote else CleaningToolEnv
     name = name or ("Remote" if remote else "") + "DataCleaningToolEnv"
     tools = {operation: operation_tool(operation) for operation in chosen}

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from dataclean_env.operations import operation_names
+from dataclean_env.operations.claims import cleaning_operation_names
 from tests.support import ROOT, TRAINING_VENVS, need
 
 TRL_PYTHON = TRAINING_VENVS / "trl" / "bin" / "python"
@@ -76,14 +76,14 @@ def test_trl_builds_a_schema_for_every_generated_tool() -> None:
         "import json\n"
         "from transformers.utils import get_json_schema\n"
         "from dataclean_env.training.trl_env import DataCleaningToolEnv\n"
-        "from dataclean_env.operations import operation_names\n"
+        "from dataclean_env.operations.claims import cleaning_operation_names\n"
         "env = DataCleaningToolEnv()\n"
-        "print(json.dumps({n: get_json_schema(getattr(env, n)) for n in operation_names()}))\n"
+        "print(json.dumps({n: get_json_schema(getattr(env, n)) for n in cleaning_operation_names()}))\n"
     )
     result = run_trl("-c", script)
     assert result.returncode == 0, result.stderr[-3000:]
     schemas = json.loads(result.stdout)
-    assert list(schemas) == operation_names()
+    assert list(schemas) == cleaning_operation_names()
     assert all(schemas[name]["function"]["name"] == name for name in schemas)
     assert schemas["fill_missing"]["function"]["parameters"] == {
         "type": "object",

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from dataclean_env.tasks import default_registry
 from tests.e2e.test_server_entry import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,7 +87,7 @@ def test_rest_ws_and_the_runner_from_the_wheel(venv: Path) -> None:
             except httpx.HTTPError:
                 assert time.monotonic() < deadline and server.poll() is None, "no server"
                 time.sleep(0.3)
-        assert health == {"status": "healthy", "tasks_loaded": 10}
+        assert health == {"status": "healthy", "tasks_loaded": len(default_registry().task_ids())}
 
         reset = httpx.post(f"{url}/reset/easy_dedup_rename", json={"episode_id": "w1"}).json()
         assert reset["observation"]["episode_id"] == "w1"
