@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -36,6 +37,10 @@ class Settings(BaseSettings):
     max_sessions: int = 256
     # Request bodies above this many bytes are refused with 413.
     max_body_bytes: int = 1_000_000
+    # When OpenEnv's /ws, /schema, /metadata, /mcp are mounted: "background" (right after
+    # start-up, so /health answers in about the time pandas takes to import), "lazy" (on the
+    # first request that needs them) or "eager" (before start-up completes).
+    openenv_mount: Literal["background", "lazy", "eager"] = "background"
 
 
 @lru_cache(maxsize=1)

@@ -7,7 +7,10 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import uvicorn
@@ -16,7 +19,7 @@ from fastapi import FastAPI
 from dataclean_env import __version__
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.http_errors import install_error_handlers
-from dataclean_env.server.openenv_routes import mount_openenv
+from dataclean_env.server.openenv_routes import LazyOpenEnvMiddleware, OpenEnvMount
 from dataclean_env.server.routes import episodes, meta
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks import TaskRegistry, registry_for
@@ -28,6 +31,7 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     settings = settings or get_settings()
     registry = registry or registry_for(settings)
     app = FastAPI(
+        lifespan=_lifespan,
         title="Data Cleaning OpenEnv",
         version=__version__,
         description=(
@@ -42,9 +46,23 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     install_error_handlers(app)
     app.include_router(meta.router)
     app.include_router(episodes.router)
-    app.state.openenv = mount_openenv(app, registry, settings)
+    # OpenEnv's server takes seconds to import: mounted after start-up (see openenv_routes).
+    app.state.openenv = mount = OpenEnvMount(app, registry, settings)
+    app.add_middleware(LazyOpenEnvMiddleware, mount=mount)
+    if settings.openenv_mount == "eager":
+        mount.now()
     log.info("loaded %d tasks: %s", len(registry.task_ids()), ", ".join(registry.task_ids()))
     return app
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    warm = None
+    if app.state.settings.openenv_mount == "background":
+        warm = asyncio.create_task(app.state.openenv.ensure())
+    yield
+    if warm is not None and not warm.done():
+        warm.cancel()
 
 
 def __getattr__(name: str) -> Any:

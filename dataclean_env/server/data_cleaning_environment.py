@@ -16,8 +16,6 @@ import uuid
 from functools import lru_cache
 from typing import Any, Literal
 
-from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ValidationError
 
 from dataclean_env import ENV_NAME, __version__
@@ -25,12 +23,18 @@ from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError, InvalidAction
 from dataclean_env.generation import SPLITS
 from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
+from dataclean_env.openenv_light import skip_package_inits
 from dataclean_env.schemas import Action, ResetRequest, StepResult
 from dataclean_env.server.episode_store import check_episode_id
 from dataclean_env.server.scheduling import run_sized
 from dataclean_env.settings import PROJECT_ROOT
 from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.tasks.generated import FAMILIES, instance
+
+skip_package_inits()  # see openenv_light: the interfaces alone, not gradio
+
+from openenv.core.env_server.interfaces import Environment  # noqa: E402
+from openenv.core.env_server.types import EnvironmentMetadata  # noqa: E402
 
 RewardMode = Literal["delta", "absolute"]
 SPLIT_SIZES = {"train": 1000, "eval": 200, "test": 200}  # listed instances per family

@@ -5,25 +5,47 @@
 /health; ours (with `tasks_loaded`) answers, so theirs is removed to keep /docs truthful.
 Our routers must be included before this runs: the first matching route wins, and OpenEnv
 adds catch-alls like /{env_name}/tasks.
+
+Mounted lazily: importing OpenEnv's server (fastmcp, mcp, its harness) takes seconds, and
+/health, /reset, /step, /state and /tasks do not need it. `OpenEnvMount` imports and
+registers it once, in a worker thread: right after start-up (`warm`, from the lifespan), or
+when the first request that needs it arrives (`LazyOpenEnvMiddleware` makes that request
+wait for the mount, so it is answered exactly as if OpenEnv had been there from the start).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import threading
 from functools import partial
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
-from openenv.core.env_server.http_server import HTTPEnvServer
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dataclean_env import ENV_NAME
-from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
-from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
 from dataclean_env.server.routes import meta
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 
+log = logging.getLogger(__name__)
 
-def mount_openenv(app: FastAPI, registry: TaskRegistry, settings: Settings) -> HTTPEnvServer:
+# Paths answered by our own routes alone: they never wait for the mount.
+OWN_PATHS = ("/health", "/metrics", "/tasks", "/reset", "/step", "/state", "/leaderboard")
+
+
+def mount_openenv(app: FastAPI, registry: TaskRegistry, settings: Settings) -> Any:
+    """Register OpenEnv's routes on `app` now; returns the HTTPEnvServer."""
+    from dataclean_env.openenv_light import skip_package_inits
+
+    skip_package_inits()
+    from openenv.core.env_server.http_server import HTTPEnvServer
+
+    from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
+    from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
+
     server = HTTPEnvServer(
         partial(DataCleaningEnvironment, registry),
         CleaningAction,
@@ -39,4 +61,67 @@ def mount_openenv(app: FastAPI, registry: TaskRegistry, settings: Settings) -> H
         if not (isinstance(route, APIRoute) and route.path == "/health")
         or route.endpoint is meta.health
     ]
+    app.openapi_schema = None  # /docs and / list the new routes
     return server
+
+
+def _import_openenv() -> None:
+    """The slow part of a mount (imports only), safe to run in a worker thread."""
+    from dataclean_env.openenv_light import skip_package_inits
+
+    skip_package_inits()
+    import openenv.core.env_server.http_server  # noqa: F401
+
+    import dataclean_env.server.data_cleaning_environment  # noqa: F401
+
+
+class OpenEnvMount:
+    """Mounts OpenEnv's routes on `app` once; `server` is the HTTPEnvServer after that."""
+
+    def __init__(self, app: FastAPI, registry: TaskRegistry, settings: Settings):
+        self.app, self.registry, self.settings = app, registry, settings
+        self.server: Any = None
+        self._imported = threading.Event()
+        self._import_lock = threading.Lock()
+        self._mount_lock: asyncio.Lock | None = None
+
+    def _import(self) -> None:
+        with self._import_lock:
+            if not self._imported.is_set():
+                _import_openenv()
+                self._imported.set()
+
+    def now(self) -> Any:
+        """Mount synchronously (tests, scripts); idempotent."""
+        if self.server is None:
+            self._import()
+            self.server = mount_openenv(self.app, self.registry, self.settings)
+        return self.server
+
+    async def ensure(self) -> None:
+        """Mount without blocking the event loop: imports in a thread, routes on the loop."""
+        if self.server is not None:
+            return
+        if self._mount_lock is None:
+            self._mount_lock = asyncio.Lock()
+        async with self._mount_lock:
+            if self.server is None:
+                await asyncio.to_thread(self._import)
+                self.server = mount_openenv(self.app, self.registry, self.settings)
+                log.info("OpenEnv routes mounted")
+
+
+class LazyOpenEnvMiddleware:
+    """Holds every request but our own hot paths until OpenEnv's routes are mounted."""
+
+    def __init__(self, app: ASGIApp, mount: OpenEnvMount):
+        self.app, self.mount = app, mount
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            self.mount.server is None
+            and scope["type"] in ("http", "websocket")
+            and not scope["path"].startswith(OWN_PATHS)
+        ):
+            await self.mount.ensure()
+        await self.app(scope, receive, send)
