@@ -41,6 +41,8 @@ class Settings(BaseSettings):
     # start-up, so /health answers in about the time pandas takes to import), "lazy" (on the
     # first request that needs them) or "eager" (before start-up completes).
     openenv_mount: Literal["background", "lazy", "eager"] = "background"
+    # One JSON line per request (and per /ws step) on stderr: episode, operation, status, ms.
+    log_json: bool = False
 
 
 @lru_cache(maxsize=1)

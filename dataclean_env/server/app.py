@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from dataclean_env import __version__
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.http_errors import install_error_handlers
+from dataclean_env.server.metrics import ObservabilityMiddleware, metrics_endpoint
 from dataclean_env.server.openenv_routes import LazyOpenEnvMiddleware, OpenEnvMount
 from dataclean_env.server.routes import episodes, meta
 from dataclean_env.settings import Settings, get_settings
@@ -51,6 +52,8 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     app.add_middleware(LazyOpenEnvMiddleware, mount=mount)
     if settings.openenv_mount == "eager":
         mount.now()
+    app.add_route("/metrics", metrics_endpoint, include_in_schema=False)
+    app.add_middleware(ObservabilityMiddleware, json_logs=settings.log_json)
     log.info("loaded %d tasks: %s", len(registry.task_ids()), ", ".join(registry.task_ids()))
     return app
 

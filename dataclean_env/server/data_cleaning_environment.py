@@ -12,6 +12,7 @@ error in `message` and `info["error"]`, and a reward of 0 (delta) — the same a
 
 from __future__ import annotations
 
+import time
 import uuid
 from functools import lru_cache
 from typing import Any, Literal
@@ -26,6 +27,7 @@ from dataclean_env.models import CleaningAction, CleaningObservation, CleaningSt
 from dataclean_env.openenv_light import skip_package_inits
 from dataclean_env.schemas import Action, ResetRequest, StepResult
 from dataclean_env.server.episode_store import check_episode_id
+from dataclean_env.server.metrics import observe_ws_step
 from dataclean_env.server.scheduling import run_sized
 from dataclean_env.settings import PROJECT_ROOT
 from dataclean_env.tasks import TaskRegistry, default_registry
@@ -139,7 +141,16 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         self, action: CleaningAction, timeout_s: float | None = None, **kwargs: Any
     ) -> CleaningObservation:
         cells = self.episode.cells if self.episode is not None else 0
-        return await run_sized(lambda: self.step(action), cells)
+        start = time.perf_counter()
+        observation = await run_sized(lambda: self.step(action), cells)
+        error = (observation.info or {}).get("error")
+        observe_ws_step(
+            observation.episode_id,
+            action.operation,
+            error["code"] if error else "ok",
+            time.perf_counter() - start,
+        )
+        return observation
 
     # ── views ─────────────────────────────────────────────────────────────
     def _observation(self, result: StepResult, reward: float) -> CleaningObservation:
