@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     # start-up, so /health answers in about the time pandas takes to import), "lazy" (on the
     # first request that needs them) or "eager" (before start-up completes).
     openenv_mount: Literal["background", "lazy", "eager"] = "background"
+    # Worker processes for `server` (see server/workers.py); each holds its own episodes and
+    # an affinity front sends every call to the one that holds the episode it names.
+    workers: int = Field(default=1, ge=1, le=64)
     # One JSON line per request (and per /ws step) on stderr: episode, operation, status, ms.
     log_json: bool = False
 

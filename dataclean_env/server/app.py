@@ -82,5 +82,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Serve Data Cleaning OpenEnv.")
     parser.add_argument("--host", default=settings.host)
     parser.add_argument("--port", type=int, default=settings.port)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=settings.workers,
+        help="worker processes behind an episode-affine front (default: 1, no front)",
+    )
     args = parser.parse_args()
+    if args.workers > 1:
+        from dataclean_env.server import workers
+
+        workers.serve(args.host, args.port, args.workers)
+        return
     uvicorn.run(create_app(settings), host=args.host, port=args.port)
+
+
+if __name__ == "__main__":
+    main()

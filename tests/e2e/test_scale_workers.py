@@ -1,0 +1,68 @@
+"""`server --workers 2`: 64 concurrent sessions through the affinity front, each seeing only
+its own episode, with the load spread over both worker processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import httpx
+
+from tests.e2e.scale_sessions import (
+    PLANS,
+    REST_SESSIONS,
+    ROOT,
+    TASKS,
+    WS_SESSIONS,
+    default_episode_round_trip,
+    free_port,
+    run_sessions,
+    stop,
+    wait_healthy,
+)
+
+
+def test_two_workers_serve_64_sessions_without_cross_talk_and_share_the_load(tmp_path) -> None:
+    port = free_port()
+    log = tmp_path / "server.log"
+    env = {**os.environ, "DCE_LOG_JSON": "true"}
+    with log.open("w") as stderr:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "dataclean_env.server.app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                "2",
+            ],
+            cwd=ROOT,
+            env=env,
+            stderr=stderr,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, process)
+        steps = run_sessions(url)
+        default_episode_round_trip(url)
+        metrics = httpx.get(f"{url}/metrics", timeout=30).text
+    finally:
+        stop(process)
+    assert steps == sum(len(PLANS[TASKS[i % len(TASKS)]]) for i in range(REST_SESSIONS)) + sum(
+        len(PLANS[TASKS[i % len(TASKS)]]) for i in range(WS_SESSIONS)
+    )
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    step_lines = [line for line in lines if line["route"] in ("/step/{task_id}", "/step", "/ws")]
+    workers = {line["worker"] for line in step_lines}
+    assert len(workers) == 2, f"steps reached {len(workers)} worker(s)"
+    assert all(line["status"] in (200, "ok") for line in step_lines), [
+        line for line in step_lines if line["status"] not in (200, "ok")
+    ][:3]
+    # /metrics on any worker sums both processes' samples (prometheus multiprocess mode)
+    rest_steps = sum(1 for line in step_lines if line["route"] != "/ws")
+    assert f'dce_step_seconds_count{{door="rest"}} {float(rest_steps)}' in metrics
