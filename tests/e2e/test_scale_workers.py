@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -22,6 +23,25 @@ from tests.e2e.scale_sessions import (
     stop,
     wait_healthy,
 )
+
+
+def chunked_body_reaches_its_worker(url: str) -> None:
+    def chunks():
+        yield b'{"episode_id": "chunky", '
+        yield b'"task_id": "easy_dedup_rename"}'
+
+    first = httpx.post(f"{url}/reset", content=chunks(), timeout=60)
+    assert first.status_code == 200 and first.json()["observation"]["episode_id"] == "chunky"
+    step = httpx.post(
+        f"{url}/step", json={"operation": "finish"}, headers={"X-Episode-Id": "chunky"}, timeout=60
+    )
+    assert step.status_code == 200 and step.json()["observation"]["step"] == 1
+
+
+def raw(port: int, request: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(request)
+        return sock.recv(4096)
 
 
 def test_two_workers_serve_64_sessions_without_cross_talk_and_share_the_load(tmp_path) -> None:
@@ -50,6 +70,8 @@ def test_two_workers_serve_64_sessions_without_cross_talk_and_share_the_load(tmp
         wait_healthy(url, process)
         steps = run_sessions(url)
         default_episode_round_trip(url)
+        chunked_body_reaches_its_worker(url)
+        assert raw(port, b"NONSENSE\r\nno-colon-here\r\n\r\n").startswith(b"HTTP/1.1 400")
         metrics = httpx.get(f"{url}/metrics", timeout=30).text
     finally:
         stop(process)
