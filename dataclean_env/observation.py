@@ -15,7 +15,7 @@ def table_summary(snapshot: Snapshot, window: tuple[int, int] = (0, SAMPLE_ROWS)
     """The table-dependent fields of an observation, computed once per table version.
     `window` is the (first row, count) the sample shows; `show_rows` moves it."""
     missing = snapshot.missing_counts()
-    duplicates = sum(snapshot.duplicate_mask())
+    duplicates = snapshot.duplicate_count()
     columns = list(snapshot.columns)
     first = min(window[0], snapshot.n_rows)
     last = min(first + window[1], snapshot.n_rows)

@@ -18,6 +18,7 @@ episode. Every server runs on 127.0.0.1 and is stopped at the end.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import http.client
 import json
@@ -293,19 +294,6 @@ def drive_ws(url: str, episodes: int, expect_observation: bool) -> float:
         return steps / (time.perf_counter() - start)
 
 
-def best_of(runs: int, measure: Callable[[], float]) -> float:
-    """The best of `runs` measurements: on a shared machine, the least disturbed one."""
-    return max(measure() for _ in range(runs))
-
-
-def cold_start(make: Callable[[], Server], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        with make() as server:
-            times.append(server.started)
-    return statistics.median(times)
-
-
 # ── report ──────────────────────────────────────────────────────────────────
 def machine() -> str:
     model = next(
@@ -393,51 +381,56 @@ def main() -> int:
     memory = memory_per_episode(1000)
 
     baseline = args.cleanify is not None and (args.cleanify / "main.py").exists()
-    with tqdm(total=6, desc="servers: cold start, rates", **PROGRESS) as bar:
-        started = {"ours": cold_start(ours, runs), "bare FastAPI": cold_start(bare, runs)}
+    # Servers compared with each other are measured in alternation, round after round, and
+    # each keeps its best round: load from elsewhere on a shared machine then falls on all
+    # of them alike instead of on whichever happened to run during it.
+    makers: dict[str, Callable[[], Server]] = {"ours": ours, "bare FastAPI": bare}
+    if baseline:
+        makers["CleanifyAI"] = lambda: cleanify(args.cleanify)
+    started: dict[str, float] = {name: float("inf") for name in makers}
+    for _ in tqdm(range(runs), desc="servers: cold start", **PROGRESS):
+        for name, make in makers.items():
+            with make() as server:
+                started[name] = min(started[name], server.started)
+    with contextlib.ExitStack() as stack:
+        servers = {name: stack.enter_context(make()) for name, make in makers.items()}
+        url = servers["ours"].url
+        common = served_tasks(url)
         if baseline:
-            started["CleanifyAI"] = cold_start(lambda: cleanify(args.cleanify), runs)
-        bar.update()
-        with ours() as server:
-            drive(server.url, 2, list(PLANS), True)  # warm-up: first-request paths, caches
-            drive_ws(server.url, 1, True)
-            common = served_tasks(server.url)
-            if baseline:
-                with cleanify(args.cleanify) as other:
-                    common = [t for t in common if t in served_tasks(other.url)]
-            rate = {
-                "ours, episode ids": best_of(
-                    runs, lambda: drive(server.url, episodes, common, True)
-                ),
-                "ours, no ids (default episodes)": best_of(
-                    runs, lambda: drive(server.url, episodes, common, False)
-                ),
-            }
-            bar.update()
-            ws_rate = best_of(runs, lambda: drive_ws(server.url, episodes, True))
-            bar.update()
-        with bare() as floor:
-            drive(floor.url, 2, common, False)
-            rate["bare FastAPI endpoint"] = best_of(
-                runs, lambda: drive(floor.url, episodes, common, False)
+            common = [t for t in common if t in served_tasks(servers["CleanifyAI"].url)]
+        measures: dict[str, Callable[[], float]] = {
+            "ours, episode ids": lambda: drive(url, episodes, common, True),
+            "ours, no ids (default episodes)": lambda: drive(url, episodes, common, False),
+            "bare FastAPI endpoint": lambda: drive(
+                servers["bare FastAPI"].url, episodes, common, False
+            ),
+            "ours /ws": lambda: drive_ws(url, episodes, True),
+            "bare /ws echo": lambda: drive_ws(servers["bare FastAPI"].url, episodes, False),
+        }
+        if baseline:
+            measures["CleanifyAI"] = lambda: drive(
+                servers["CleanifyAI"].url, episodes, common, False
             )
-            ws_echo = best_of(runs, lambda: drive_ws(floor.url, episodes, False))
-        bar.update()
-        if baseline:
-            with cleanify(args.cleanify) as other:
-                drive(other.url, 2, common, False)
-                rate["CleanifyAI"] = best_of(
-                    runs, lambda: drive(other.url, episodes, common, False)
-                )
-        bar.update()
-        throughput: dict[str, dict[int, dict]] = {}
-        for name, workers in (("1 process", 1), ("--workers 2", 2)):
-            with ours(workers) as server:
-                load(server.url, 4, 10, PLANS)  # warm-up
-                throughput[name] = {
-                    c: load(server.url, c, steps_per_client, PLANS).summary() for c in CLIENTS
-                }
-        bar.update()
+        drive(url, 2, list(PLANS), True)  # warm-up: first-request paths, caches
+        drive_ws(url, 1, True)
+        for name, server in servers.items():
+            if name != "ours":
+                drive(server.url, 1, common, False)
+        best = dict.fromkeys(measures, 0.0)
+        for _ in tqdm(range(runs), desc="servers: one client", **PROGRESS):
+            for name, measure in measures.items():
+                best[name] = max(best[name], measure())
+    ws_rate, ws_echo = best.pop("ours /ws"), best.pop("bare /ws echo")
+    rate = best
+    # The two set-ups run side by side (idle when not measured), alternating per client count.
+    throughput: dict[str, dict[int, dict]] = {"1 process": {}, "--workers 2": {}}
+    with ours(1) as single, ours(2) as pair:
+        urls = {"1 process": single.url, "--workers 2": pair.url}
+        for url in urls.values():
+            load(url, 4, 10, PLANS)  # warm-up
+        for clients in tqdm(CLIENTS, desc="servers: clients", **PROGRESS):
+            for name, url in urls.items():
+                throughput[name][clients] = load(url, clients, steps_per_client, PLANS).summary()
     load_after = os.getloadavg()
 
     docs = args.out.parent
@@ -452,9 +445,9 @@ def main() -> int:
         "",
         f"Machine: {machine()}. Load average (1 min) {load_before[0]:.1f} at the start and "
         f"{load_after[0]:.1f} at the end: the machine is shared, so absolute numbers move "
-        "by tens of percent between runs; the ratios compare servers measured in the same "
-        "run, one after the other, and move less. Rates are the best of "
-        f"{runs} runs (the least disturbed).",
+        "by tens of percent between runs. Servers that are compared run side by side and are "
+        f"measured in alternation, {runs} rounds, each keeping its best round (the least "
+        "disturbed), so the ratios move less than the absolute numbers.",
         "",
         "## Goals and where this run stands",
         "",
