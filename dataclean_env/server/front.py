@@ -29,7 +29,12 @@ MAX_BODY = 16 * 1024 * 1024
 
 
 class BadRequest(Exception):
-    pass
+    def __init__(self, reason: str, status: bytes = b"400 Bad Request"):
+        super().__init__(reason)
+        self.status = status
+
+
+TOO_LARGE = b"413 Content Too Large"
 
 
 def _parse_head(head: bytes) -> tuple[bytes, dict[bytes, bytes]]:
@@ -58,15 +63,23 @@ async def _read_body(reader: asyncio.StreamReader, headers: dict[bytes, bytes]) 
                 return b"".join(chunks)
             size_total += size
             if size_total > MAX_BODY:
-                raise BadRequest("body too large")
+                raise BadRequest("body too large", TOO_LARGE)
             chunks.append(await reader.readexactly(size))
             await reader.readexactly(2)
     length = headers.get(b"content-length")
     if length is None:
         return None
-    if not length.isdigit() or int(length) > MAX_BODY:
+    if not length.isdigit():
         raise BadRequest("bad content-length")
+    if int(length) > MAX_BODY:
+        raise BadRequest("body too large", TOO_LARGE)
     return await reader.readexactly(int(length))
+
+
+def _head(first: bytes, headers: dict[bytes, bytes]) -> bytes:
+    return b"\r\n".join([first, *(name + b": " + value for name, value in headers.items())]) + (
+        b"\r\n\r\n"
+    )
 
 
 def _rebuild(first: bytes, headers: dict[bytes, bytes], body: bytes) -> bytes:
@@ -93,11 +106,14 @@ class Upstream:
     async def exchange(self, request: bytes, method: bytes) -> tuple[bytes, bool]:
         """Send a request; the whole response and whether this connection stays usable."""
         self.writer.write(request)
-        head = await self.reader.readuntil(b"\r\n\r\n")
-        status_line, headers = _parse_head(head[:-4])
-        status = int(status_line.split(b" ", 2)[1])
+        while True:  # interim answers (100 Continue) are not relayed: the front sent its own
+            head = await self.reader.readuntil(b"\r\n\r\n")
+            status_line, headers = _parse_head(head[:-4])
+            status = int(status_line.split(b" ", 2)[1])
+            if not 100 <= status < 200 or status == 101:
+                break
         keep = b"close" not in headers.get(b"connection", b"").lower()
-        if method == b"HEAD" or status in (204, 304) or 100 <= status < 200:
+        if method == b"HEAD" or status in (101, 204, 304):
             return head, keep
         body = await _read_body(self.reader, headers)
         if body is None:  # no length: the body runs to the end of the connection
@@ -136,11 +152,17 @@ class Front:
                     if b"websocket" in headers.get(b"upgrade", b"").lower():
                         await self._pipe_websocket(head, reader, writer)
                         return
+                    if headers.pop(b"expect", b"").lower() == b"100-continue":
+                        # curl asks before sending a body over 1 KiB: answer for the worker
+                        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                        head = _head(first, headers)
                     body = await _read_body(reader, headers) or b""
-                except (BadRequest, ValueError):
+                except (BadRequest, ValueError) as exc:
+                    status = exc.status if isinstance(exc, BadRequest) else b"400 Bad Request"
                     writer.write(
-                        b"HTTP/1.1 400 Bad Request\r\n"
-                        b"content-length: 0\r\nconnection: close\r\n\r\n"
+                        b"HTTP/1.1 "
+                        + status
+                        + b"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
                     )
                     return
                 _, _, query = target.partition(b"?")

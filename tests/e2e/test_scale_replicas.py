@@ -8,6 +8,7 @@ import shutil
 import subprocess
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.scale_sessions import (
@@ -44,6 +45,7 @@ def steps_served(url: str) -> dict[str, float]:
     }
 
 
+@pytest.mark.timeout(900)  # several servers and 64 sessions on a shared 2-core machine
 def test_replicas_behind_haproxy_keep_sessions_apart_and_share_the_load(tmp_path) -> None:
     need(shutil.which("haproxy") is not None, "haproxy (.ci/setup-balancer.sh installs it)")
     ports = [free_port() for _ in range(REPLICAS)]

@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 PROBE = """
 import json, sys
 from fastapi.testclient import TestClient
@@ -31,6 +33,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.timeout(600)  # imports in a subprocess on a shared 2-core machine
 def test_health_answers_before_openenv_is_imported_and_ws_mounts_on_demand() -> None:
     run = subprocess.run(
         [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=300, check=False

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import httpx
+import pytest
 
 from tests.e2e.scale_sessions import (
     PLANS,
@@ -44,6 +45,24 @@ def raw(port: int, request: bytes) -> bytes:
         return sock.recv(4096)
 
 
+def expect_continue_is_answered_by_the_front(port: int) -> None:
+    """curl's `Expect: 100-continue`: the front says continue, then relays the one answer."""
+    body = json.dumps({"episode_id": "expecting", "task_id": "easy_dedup_rename"}).encode()
+    head = (
+        b"POST /reset HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+        b"expect: 100-continue\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.sendall(head)
+        assert sock.recv(64) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(body)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += sock.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+
+
+@pytest.mark.timeout(900)  # several servers and 64 sessions on a shared 2-core machine
 def test_two_workers_serve_64_sessions_without_cross_talk_and_share_the_load(tmp_path) -> None:
     port = free_port()
     log = tmp_path / "server.log"
@@ -72,6 +91,9 @@ def test_two_workers_serve_64_sessions_without_cross_talk_and_share_the_load(tmp
         default_episode_round_trip(url)
         chunked_body_reaches_its_worker(url)
         assert raw(port, b"NONSENSE\r\nno-colon-here\r\n\r\n").startswith(b"HTTP/1.1 400")
+        huge = b"POST /step HTTP/1.1\r\nhost: x\r\ncontent-length: 99999999999\r\n\r\n"
+        assert raw(port, huge).startswith(b"HTTP/1.1 413")
+        expect_continue_is_answered_by_the_front(port)
         metrics = httpx.get(f"{url}/metrics", timeout=30).text
     finally:
         stop(process)
