@@ -495,7 +495,7 @@ def main() -> int:
         f"| ours, OpenEnv /ws, one session (four tasks) | {ws_rate:.0f} |",
         f"| bare FastAPI WebSocket echo, same frames | {ws_echo:.0f} |",
         "",
-        f"## Time from launch to the first /health (median of {runs}, seconds)",
+        f"## Time from launch to the first /health (best of {runs} rounds, seconds)",
         "",
         "| server | seconds |",
         "|---|---|",
