@@ -47,12 +47,12 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     install_error_handlers(app)
     app.include_router(meta.router)
     app.include_router(episodes.router)
+    app.add_route("/metrics", metrics_endpoint, include_in_schema=False)
     # OpenEnv's server takes seconds to import: mounted after start-up (see openenv_routes).
     app.state.openenv = mount = OpenEnvMount(app, registry, settings)
     app.add_middleware(LazyOpenEnvMiddleware, mount=mount)
     if settings.openenv_mount == "eager":
         mount.now()
-    app.add_route("/metrics", metrics_endpoint, include_in_schema=False)
     app.add_middleware(ObservabilityMiddleware, json_logs=settings.log_json)
     log.info("loaded %d tasks: %s", len(registry.task_ids()), ", ".join(registry.task_ids()))
     return app

@@ -119,3 +119,12 @@ def test_json_request_log_names_episode_operation_status_and_time() -> None:
         422,
     )
     assert all(isinstance(line["ms"], float) and line["ms"] > 0 for line in (reset, step, bad))
+
+
+def test_every_openenv_mount_mode_serves_metrics_and_openenv_routes() -> None:
+    for mode in ("eager", "lazy", "background"):
+        with TestClient(create_app(Settings(openenv_mount=mode))) as client:
+            assert client.get("/metrics").status_code == 200, mode
+            assert client.get("/schema").status_code == 200, mode
+            paths = [e.split(" ", 1)[1] for e in client.get("/").json()["endpoints"]]
+            assert "/schema" in paths and "/ws" in paths and "/metrics" not in paths, mode
