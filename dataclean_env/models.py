@@ -8,15 +8,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from openenv.core.env_server.types import Action as OpenEnvAction
-from openenv.core.env_server.types import Observation as OpenEnvObservation
-from openenv.core.env_server.types import State as OpenEnvState
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from dataclean_env.errors import describe
-from dataclean_env.operations import alias_names, get_operation, operation_names
-from dataclean_env.schemas import (
+from dataclean_env.openenv_light import skip_package_inits
+
+skip_package_inits()  # the types module alone, not gradio (see openenv_light)
+
+from openenv.core.env_server.types import Action as OpenEnvAction  # noqa: E402
+from openenv.core.env_server.types import Observation as OpenEnvObservation  # noqa: E402
+from openenv.core.env_server.types import State as OpenEnvState  # noqa: E402
+
+from dataclean_env.errors import describe  # noqa: E402
+from dataclean_env.operations import alias_names, get_operation, operation_names  # noqa: E402
+from dataclean_env.schemas import (  # noqa: E402
     COLUMN_PROFILES_HELP,
     Action,
     DatasetInfo,

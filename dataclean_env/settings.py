@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -45,6 +46,15 @@ class Settings(BaseSettings):
     # Request bodies (every HTTP route) and WebSocket frames above this many bytes are refused
     # with 413 (an error frame on /ws).
     max_body_bytes: int = 1_000_000
+    # When OpenEnv's /ws, /schema, /metadata, /mcp are mounted: "background" (right after
+    # start-up, so /health answers in about the time pandas takes to import), "lazy" (on the
+    # first request that needs them) or "eager" (before start-up completes).
+    openenv_mount: Literal["background", "lazy", "eager"] = "background"
+    # Worker processes for `server` (see server/workers.py); each holds its own episodes and
+    # an affinity front sends every call to the one that holds the episode it names.
+    workers: int = Field(default=1, ge=1, le=64)
+    # One JSON line per request (and per /ws step) on stderr: episode, operation, status, ms.
+    log_json: bool = False
 
     # ── hardening limits (docs/DESIGN.md, "Limits") ──
     # Engine time of one step, a whole program included; past it the step is refused (422

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from dataclean_env.values import MISSING, dtype_name, kind_of
@@ -18,6 +19,16 @@ from dataclean_env.values import MISSING, dtype_name, kind_of
 def _normalise(values: list[Any]) -> list[Any]:
     # `v != v` is how NaN and NaT say they are missing; pd.NA must be caught before it.
     return [MISSING if v is None or v is pd.NA or v != v else v for v in values]
+
+
+def _cells(series: pd.Series) -> list[Any]:
+    """The column's cells, missing ones as MISSING. A plain numpy int or bool column cannot
+    hold a missing cell, so it skips the per-cell check (nullable Int64 is not numpy's)."""
+    values = series.tolist()
+    dtype = series.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+        return values
+    return _normalise(values)
 
 
 @dataclass(frozen=True)
@@ -32,7 +43,7 @@ class Snapshot:
     def of(cls, table: pd.DataFrame) -> Snapshot:
         columns = tuple(table.columns)
         dtypes = table.dtypes.tolist()
-        values = {c: _normalise(s.tolist()) for c, s in table.items()}
+        values = {c: _cells(s) for c, s in table.items()}
         return cls(
             columns=columns,
             kinds={c: kind_of(d) for c, d in zip(columns, dtypes, strict=True)},
@@ -58,8 +69,15 @@ class Snapshot:
             seen.add(row)
         return mask if columns else [i > 0 for i in range(self.n_rows)]
 
+    def duplicate_count(self) -> int:
+        """How many rows repeat an earlier one (all columns): rows less distinct rows."""
+        if not self.columns:
+            return max(0, self.n_rows - 1)
+        return self.n_rows - len(set(zip(*(self.values[c] for c in self.columns), strict=True)))
+
     def missing_counts(self) -> dict[str, int]:
-        # list.count compares by identity first; no other cell equals MISSING.
+        # list.count runs in C and tests identity first: MISSING is one object, and no cell
+        # value compares equal to it.
         return {c: self.values[c].count(MISSING) for c in self.columns}
 
     # Derived snapshots: an operation that knows what it changed hands the episode the new
@@ -86,5 +104,5 @@ class Snapshot:
         for column, series in changed.items():
             kinds[column] = kind_of(series.dtype)
             names[column] = dtype_name(series.dtype)
-            values[column] = _normalise(series.tolist())
+            values[column] = _cells(series)
         return replace(self, kinds=kinds, dtype_names=names, values=values)

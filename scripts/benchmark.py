@@ -1,18 +1,24 @@
-"""Speed and memory of the environment; writes docs/BENCHMARKS.md.
+"""Speed and scale of the environment, side by side with the original CleanifyAI server and
+a bare FastAPI app, in one run; writes docs/BENCHMARKS.md and the plots beside it.
 
-    uv run python scripts/benchmark.py                         # engine, HTTP, memory
-    uv run python scripts/benchmark.py --baseline "original=http://127.0.0.1:7861"
-        # also drive another server that speaks the original per-task API (for example the
-        # original CleanifyAI server started by hand) with the same loop, and compare
+    uv run python scripts/benchmark.py --cleanify /path/to/CleanifyAI
+        # the original server's checkout, with its own virtual environment in .venv
+        # (see "How the baselines were run" in docs/BENCHMARKS.md); without --cleanify
+        # the comparisons with it are left out
+    uv run python scripts/benchmark.py --quick   # fewer repeats, for a smoke run
 
-Engine time is the time inside `Episode.step` (operation, snapshot, grading, observation).
-HTTP and /ws rates are whole optimal-plan episodes (reset + steps) against a real uvicorn
-on 127.0.0.1, sequential and with concurrent clients, counting steps per second.
+Measured: engine time per step (inside `Episode.step`) on the original tasks and the
+generated families; step cost against table size up to 100,000 rows; one HTTP client's
+step rate against CleanifyAI's and the bare endpoint's; one /ws session against a bare
+WebSocket echo; time from launch to the first /health for each server; throughput and
+latency against concurrent clients for one process and for `server --workers 2`; memory per
+episode. Every server runs on 127.0.0.1 and is stopped at the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import http.client
 import json
@@ -22,28 +28,38 @@ import socket
 import statistics
 import subprocess
 import sys
-import threading
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+from tqdm import tqdm
 from websockets.sync.client import connect
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import pandas as pd  # noqa: E402
+from loadgen import load  # noqa: E402
 
 from dataclean_env.episode import Episode  # noqa: E402
 from dataclean_env.operations.program import opened  # noqa: E402
 from dataclean_env.schemas import Action  # noqa: E402
 from dataclean_env.settings import Settings  # noqa: E402
 from dataclean_env.tasks import Task, default_registry  # noqa: E402
+from dataclean_env.tasks.custom import CustomFamily  # noqa: E402
 from dataclean_env.tasks.fixed import load_metadata  # noqa: E402
 
 PLANS = {e["task_id"]: e["solution"] for e in load_metadata(Settings().datasets_dir)}
+SIZES = [100, 1_000, 10_000, 100_000]
+CLIENTS = [1, 4, 16, 64]
+PROGRESS = {"file": sys.stderr, "disable": None}
 
 
+# ── engine ──────────────────────────────────────────────────────────────────
 def time_plan(make_task: Callable[[], Task], plan: list[dict], repeats: int) -> dict[str, float]:
     """Engine time of each step of `plan` and of the reset, warm, over `repeats` episodes."""
     actions = [Action(**a) for a in plan]
@@ -70,145 +86,83 @@ def time_plan(make_task: Callable[[], Task], plan: list[dict], repeats: int) -> 
 
 
 def engine(repeats: int) -> dict[str, dict[str, float]]:
-    """The fixed tasks' optimal plans, then one hard instance (100-200 rows) of each
-    generated family with its own solution, one operation per step (programs opened up)."""
+    """The fixed tasks' optimal plans, then one hard instance of each generated family."""
     registry = default_registry()
-    results = {
-        task_id: time_plan(lambda t=task_id: registry.make(t, None), plan, repeats)
-        for task_id, plan in PLANS.items()
-    }
-    for spec in registry.specs():
-        if spec.family != "generated":
-            continue
+    results = {}
+    specs = [s for s in registry.specs() if s.family == "generated"]
+    for task_id, plan in tqdm(PLANS.items(), desc="engine: fixed tasks", **PROGRESS):
+        results[task_id] = time_plan(lambda t=task_id: registry.make(t, None), plan, repeats)
+    for spec in tqdm(specs, desc="engine: generated families", **PROGRESS):
         seed = next(
             s
             for s in range(100)
             if registry.make(spec.task_id, s, "eval").spec.difficulty == "hard"
         )
         task = registry.make(spec.task_id, seed, "eval")
-        plan = opened(task.solution)
         label = f"{spec.task_id} (eval seed {seed}, {len(task.dirty)} rows)"
         results[label] = time_plan(
-            lambda t=spec.task_id, s=seed: registry.make(t, s, "eval"), plan, repeats
+            lambda t=spec.task_id, s=seed: registry.make(t, s, "eval"),
+            opened(task.solution),
+            max(3, repeats // 3),
         )
     return results
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_server() -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "main:app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
+def tiled_task(folder: Path, rows: int) -> Path:
+    """The hard task's table tiled to `rows` rows (fresh order ids per tile), as a custom
+    task folder with its tiled gold table."""
+    source = Settings().datasets_dir / "hard"
+    read = {"keep_default_na": False, "na_values": [""]}
+    dirty, gold = (
+        pd.read_csv(source / "dirty.csv", **read),
+        pd.read_csv(source / "gold.csv", **read),
     )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("server did not start")
+    tiles = -(-rows // len(dirty))
+
+    def tile(table: pd.DataFrame) -> pd.DataFrame:
+        parts = [table.assign(order_id=table["order_id"] + 100_000 * i) for i in range(tiles)]
+        return pd.concat(parts, ignore_index=True)
+
+    dirty = tile(dirty).head(rows)
+    gold = tile(gold)
+    gold = gold[gold["order_id"].isin(dirty["order_id"])]
+    task = folder / f"orders_{rows}"
+    task.mkdir()
+    dirty.to_csv(task / "dirty.csv", index=False)
+    gold.to_csv(task / "clean.csv", index=False)
+    (task / "task.json").write_text('{"key": "order_id"}')
+    return task
 
 
-BASELINE_NOTES = [
-    "## How the baselines were run",
-    "",
-    "The original CleanifyAI server (the public repository ReverseCoder1/CleanifyAI at its",
-    "last stored commit: three tasks, one shared episode per task, the reward re-reading",
-    "`dirty.csv` on each step) was checked out outside this repository and started from its",
-    "own folder with this project's virtual environment: `python -m uvicorn main:app --port",
-    "7861 --loop asyncio --http h11` (what its plain `uvicorn` dependency gives it) and again",
-    "with `--loop uvloop --http httptools` (our server's stack), then measured with the same",
-    "loop as ours: for each task it serves, a reset and our optimal plan's steps, one request",
-    "at a time over one kept-alive connection. Nothing of it is part of this repository.",
-    "",
-    "Numbers move by about 30% between runs on these shared 2-core machines; the ratio,",
-    "measured within one run, moves less.",
-    "",
-]
-
-
-def served_tasks(url: str) -> list[str]:
-    tasks = httpx.get(f"{url}/tasks", timeout=10).json()["tasks"]
-    return [t["task_id"] for t in tasks if t["task_id"] in PLANS]
-
-
-def steps_per_second(client: Callable[[int], None], clients: int, counts: list[int]) -> float:
-    """Run `client(i)` in `clients` threads at once; steps counted per client per second."""
-    start = time.perf_counter()
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return sum(counts) / (time.perf_counter() - start)
-
-
-def drive(url: str, episodes: int, clients: int, with_ids: bool, tasks: list[str]) -> float:
-    """Steps per second over `episodes` optimal-plan episodes of each task, per client.
-
-    Answers are not checked: another server may refuse or ignore some of our plan's steps,
-    which still costs it a request like any other."""
-    counts = [0] * clients
-    host, port = url.removeprefix("http://").rsplit(":", 1)
-
-    def client(index: int) -> None:
-        # http.client on one kept-alive connection: the lightest client, so that the
-        # numbers measure the server rather than the client library.
-        connection = http.client.HTTPConnection(host, int(port), timeout=30)
-
-        def post(path: str, body: dict) -> None:
-            connection.request("POST", path, json.dumps(body), {"content-type": "application/json"})
-            connection.getresponse().read()
-
-        for n in range(episodes):
-            for task_id in tasks:
-                body = {"episode_id": f"bench-{index}-{n}-{task_id}"} if with_ids else {}
-                post(f"/reset/{task_id}", body)
-                for action in PLANS[task_id]:
-                    post(f"/step/{task_id}", {**action, **body})
-                    counts[index] += 1
-        connection.close()
-
-    return steps_per_second(client, clients, counts)
-
-
-def drive_ws(url: str, episodes: int, clients: int) -> float:
-    """Steps per second over /ws, one WebSocket session per client thread."""
-    counts = [0] * clients
-    ws_url = url.replace("http://", "ws://") + "/ws"
-
-    def client(index: int) -> None:
-        with connect(ws_url) as ws:
-            for _ in range(episodes):
-                for task_id, plan in PLANS.items():
-                    ws.send(json.dumps({"type": "reset", "data": {"task_id": task_id}}))
-                    ws.recv()
-                    for action in plan:
-                        ws.send(json.dumps({"type": "step", "data": action}))
-                        ws.recv()
-                        counts[index] += 1
-
-    return steps_per_second(client, clients, counts)
+def scaling(sizes: list[int]) -> dict[int, dict[str, float]]:
+    """Median and largest step time of the hard task's plan on tables of `sizes` rows."""
+    plan = [Action(**a) for a in PLANS["hard_full_pipeline"]]
+    results = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for rows in tqdm(sizes, desc="engine: table size", **PROGRESS):
+            folder = Path(scratch) / str(rows)
+            folder.mkdir()
+            task_dir = tiled_task(folder, rows)
+            family = CustomFamily([folder])
+            repeats = max(1, min(20, 20_000 // rows))
+            times, resets = [], []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                episode = Episode("scale", family.make(task_dir.name, None))
+                resets.append(time.perf_counter() - start)
+                for action in plan:
+                    start = time.perf_counter()
+                    episode.step(action)
+                    times.append(time.perf_counter() - start)
+            cells = rows * 8
+            results[rows] = {
+                "cells": cells,
+                "median_ms": statistics.median(times) * 1e3,
+                "max_ms": max(times) * 1e3,
+                "reset_ms": statistics.median(resets) * 1e3,
+                "us_per_cell": statistics.median(times) * 1e6 / cells,
+            }
+    return results
 
 
 def memory_per_episode(count: int) -> float:
@@ -226,56 +180,335 @@ def memory_per_episode(count: int) -> float:
     return (after - before) / count
 
 
+# ── servers ─────────────────────────────────────────────────────────────────
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """A server process on 127.0.0.1; `started` is how long it took to answer /health."""
+
+    def __init__(self, argv: list[str], cwd: Path, port: int):
+        self.url = f"http://127.0.0.1:{port}"
+        start = time.perf_counter()
+        self.process = subprocess.Popen(
+            argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{argv} exited with {self.process.returncode}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                    self.started = time.perf_counter() - start
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.02)
+        self.stop()
+        raise RuntimeError(f"{argv} did not answer /health")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def ours(workers: int = 1) -> Server:
+    port = free_port()
+    argv = [sys.executable, "-m", "dataclean_env.server.app", "--host", "127.0.0.1"]
+    return Server([*argv, "--port", str(port), "--workers", str(workers)], ROOT, port)
+
+
+def bare() -> Server:
+    port = free_port()
+    argv = [sys.executable, "-m", "uvicorn", "--app-dir", "scripts", "bare_app:app"]
+    return Server([*argv, "--port", str(port), "--log-level", "warning"], ROOT, port)
+
+
+def cleanify(folder: Path) -> Server:
+    """The original server, from its own folder with its own virtual environment (its
+    pinned FastAPI, uvicorn without extras: asyncio loop, h11)."""
+    port = free_port()
+    python = folder / ".venv" / "bin" / "python"
+    argv = [str(python), "-m", "uvicorn", "main:app", "--port", str(port)]
+    return Server([*argv, "--log-level", "warning"], folder, port)
+
+
+def served_tasks(url: str) -> list[str]:
+    tasks = httpx.get(f"{url}/tasks", timeout=10).json()["tasks"]
+    return [t["task_id"] for t in tasks if t["task_id"] in PLANS]
+
+
+def drive(url: str, episodes: int, tasks: list[str], with_ids: bool) -> float:
+    """One client, one kept-alive connection: steps per second over optimal-plan episodes.
+
+    Answers are not checked: another server may refuse or ignore some of our plan's steps,
+    which still costs it a request like any other."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    steps = 0
+
+    def post(path: str, body: dict) -> None:
+        connection.request("POST", path, json.dumps(body), {"content-type": "application/json"})
+        connection.getresponse().read()
+
+    start = time.perf_counter()
+    for n in range(episodes):
+        for task_id in tasks:
+            body = {"episode_id": f"bench-{n}-{task_id}"} if with_ids else {}
+            post(f"/reset/{task_id}", body)
+            for action in PLANS[task_id]:
+                post(f"/step/{task_id}", {**action, **body})
+                steps += 1
+    elapsed = time.perf_counter() - start
+    connection.close()
+    return steps / elapsed
+
+
+def drive_ws(url: str, episodes: int, expect_observation: bool) -> float:
+    """One /ws session: steps per second over optimal-plan episodes of the four tasks."""
+    steps = 0
+    with connect(url.replace("http://", "ws://") + "/ws", open_timeout=60) as ws:
+        start = time.perf_counter()
+        for _ in range(episodes):
+            for task_id, plan in PLANS.items():
+                ws.send(json.dumps({"type": "reset", "data": {"task_id": task_id}}))
+                ws.recv()
+                for action in plan:
+                    ws.send(json.dumps({"type": "step", "data": action}))
+                    answer = ws.recv()
+                    if expect_observation and '"observation"' not in answer:
+                        raise RuntimeError(answer[:200])
+                    steps += 1
+        return steps / (time.perf_counter() - start)
+
+
+# ── report ──────────────────────────────────────────────────────────────────
+def machine() -> str:
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor() or platform.machine(),
+    )
+    memory = next(
+        (
+            int(line.split()[1]) / 1024 / 1024
+            for line in Path("/proc/meminfo").read_text().splitlines()
+            if line.startswith("MemTotal")
+        ),
+        0.0,
+    )
+    return (
+        f"{model}, {os.cpu_count()} cores, {memory:.0f} GiB, {platform.system()} "
+        f"{platform.release()}, Python {platform.python_version()}, pandas {pd.__version__}"
+    )
+
+
+def plot_scaling(results: dict[int, dict[str, float]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = list(results)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.loglog(rows, [results[r]["median_ms"] for r in rows], "o-", label="median step")
+    ax.loglog(rows, [results[r]["max_ms"] for r in rows], "s--", label="slowest step")
+    linear = [results[rows[0]]["median_ms"] * r / rows[0] for r in rows]
+    ax.loglog(rows, linear, ":", color="grey", label="linear in cells")
+    ax.axhline(250, color="red", lw=0.8, label="250 ms goal at 100k rows")
+    ax.set_xlabel("rows (8 columns)")
+    ax.set_ylabel("engine time per step (ms)")
+    ax.set_title("Step cost against table size (hard task's plan)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_throughput(results: dict[str, dict[int, dict]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for name, by_clients in results.items():
+        clients = list(by_clients)
+        left.plot(clients, [by_clients[c]["rate"] for c in clients], "o-", label=name)
+        right.plot(clients, [by_clients[c]["p99_ms"] for c in clients], "o-", label=name)
+    for ax, label in ((left, "requests per second"), (right, "p99 latency (ms)")):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("concurrent clients")
+        ax.set_ylabel(label)
+        ax.legend()
+    right.axhline(100, color="red", lw=0.8)
+    fig.suptitle("Throughput and latency against clients (REST, optimal plans)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--repeats", type=int, default=50)
-    parser.add_argument("--episodes", type=int, default=30)
-    parser.add_argument(
-        "--baseline",
-        action="append",
-        default=[],
-        metavar="NAME=URL",
-        help="another server with the original per-task API (repeatable)",
-    )
+    parser.add_argument("--cleanify", type=Path, help="the original server's checkout")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "BENCHMARKS.md")
     args = parser.parse_args()
+    repeats, episodes, runs = (5, 3, 1) if args.quick else (30, 15, 3)
+    rounds, short = 3 * runs, max(1, episodes // 3)  # one-client rounds and their episodes
+    sizes = SIZES[:3] if args.quick else SIZES
+    steps_per_client = 20 if args.quick else 60
+    load_before = os.getloadavg()
 
-    engine_results = engine(args.repeats)
-    baselines = dict(item.split("=", 1) for item in args.baseline)
-    common = list(PLANS)
-    for url in baselines.values():
-        common = [t for t in common if t in served_tasks(url)]
-    process, url = start_server()
-    try:
-        drive(url, 3, 1, True, list(PLANS))  # warm-up: first-request code paths, caches
-        sequential = drive(url, args.episodes, 1, True, list(PLANS))
-        concurrent = drive(url, max(1, args.episodes // 2), 8, True, list(PLANS))
-        legacy = drive(url, args.episodes, 1, False, common)
-        ws_single = drive_ws(url, args.episodes, 1)
-        ws_many = drive_ws(url, max(1, args.episodes // 2), 8)
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-    for url in baselines.values():
-        drive(url, 3, 1, False, common)  # the same warm-up for every server
-    baseline_rates = {
-        name: drive(url, args.episodes, 1, False, common) for name, url in baselines.items()
-    }
+    engine_results = engine(repeats)
+    scale_results = scaling(sizes)
     memory = memory_per_episode(1000)
+
+    baseline = args.cleanify is not None and (args.cleanify / "main.py").exists()
+    # Servers compared with each other are measured in alternation, round after round, and
+    # each keeps its best round: load from elsewhere on a shared machine then falls on all
+    # of them alike instead of on whichever happened to run during it.
+    makers: dict[str, Callable[[], Server]] = {"ours": ours, "bare FastAPI": bare}
+    if baseline:
+        makers["CleanifyAI"] = lambda: cleanify(args.cleanify)
+    started: dict[str, float] = {name: float("inf") for name in makers}
+    for _ in tqdm(range(runs), desc="servers: cold start", **PROGRESS):
+        for name, make in makers.items():
+            with make() as server:
+                started[name] = min(started[name], server.started)
+    with contextlib.ExitStack() as stack:
+        servers = {name: stack.enter_context(make()) for name, make in makers.items()}
+        url = servers["ours"].url
+        common = served_tasks(url)
+        if baseline:
+            common = [t for t in common if t in served_tasks(servers["CleanifyAI"].url)]
+        measures: dict[str, Callable[[], float]] = {
+            "ours, episode ids": lambda: drive(url, short, common, True),
+            "ours, no ids (default episodes)": lambda: drive(url, short, common, False),
+            "bare FastAPI endpoint": lambda: drive(
+                servers["bare FastAPI"].url, short, common, False
+            ),
+            "ours /ws": lambda: drive_ws(url, short, True),
+            "bare /ws echo": lambda: drive_ws(servers["bare FastAPI"].url, short, False),
+        }
+        if baseline:
+            measures["CleanifyAI"] = lambda: drive(servers["CleanifyAI"].url, short, common, False)
+        drive(url, 2, list(PLANS), True)  # warm-up: first-request paths, caches
+        drive_ws(url, 1, True)
+        for name, server in servers.items():
+            if name != "ours":
+                drive(server.url, 1, common, False)
+        best = dict.fromkeys(measures, 0.0)
+        # Short rounds, many of them: the best one of each server is then likelier to be one
+        # that no other work on the machine disturbed.
+        for _ in tqdm(range(rounds), desc="servers: one client", **PROGRESS):
+            for name, measure in measures.items():
+                best[name] = max(best[name], measure())
+    ws_rate, ws_echo = best.pop("ours /ws"), best.pop("bare /ws echo")
+    rate = best
+    # The two set-ups run side by side (idle when not measured), alternating per client count.
+    throughput: dict[str, dict[int, dict]] = {"1 process": {}, "--workers 2": {}}
+    with ours(1) as single, ours(2) as pair:
+        urls = {"1 process": single.url, "--workers 2": pair.url}
+        for url in urls.values():
+            load(url, 4, 10, PLANS)  # warm-up
+        for _ in tqdm(range(runs), desc="servers: clients", **PROGRESS):
+            for clients in CLIENTS:
+                for name, url in urls.items():
+                    result = load(url, clients, steps_per_client, PLANS).summary()
+                    kept = throughput[name].get(clients)
+                    if kept is None or result["rate"] > kept["rate"]:
+                        throughput[name][clients] = result  # the least disturbed round
+    load_after = os.getloadavg()
+
+    docs = args.out.parent
+    plot_scaling(scale_results, docs / "step_cost.png")
+    plot_throughput(throughput, docs / "throughput.png")
 
     lines = [
         "# Benchmarks",
         "",
-        f"Produced by `uv run python scripts/benchmark.py{' --baseline ...' if baselines else ''}` "
-        f"on {time.strftime('%Y-%m-%d')}: {platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} cores, Python {platform.python_version()}. Machines here are shared, "
-        "so read the numbers as orders of magnitude; rerun the script to compare.",
+        f"Produced by `uv run python scripts/benchmark.py{' --cleanify ...' if baseline else ''}"
+        f"{' --quick' if args.quick else ''}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+        "",
+        f"Machine: {machine()}. Load average (1 min) {load_before[0]:.1f} at the start and "
+        f"{load_after[0]:.1f} at the end: the machine is shared, so absolute numbers move "
+        "by tens of percent between runs. Servers that are compared run side by side and are "
+        f"measured in alternation, {runs} rounds, each keeping its best round (the least "
+        "disturbed), so the ratios move less than the absolute numbers.",
+        "",
+        "## Goals and where this run stands",
+        "",
+        "| goal | target | this run |",
+        "|---|---|---|",
+    ]
+    fixed = [engine_results[t]["median_us"] for t in PLANS]
+    if baseline:
+        ratio = rate["ours, no ids (default episodes)"] / rate["CleanifyAI"]
+        ratio_ids = rate["ours, episode ids"] / rate["CleanifyAI"]
+        lines.append(
+            f"| one HTTP client vs CleanifyAI | ≥ 10x | **{ratio:.1f}x** (no ids, as its "
+            f"clients call it), {ratio_ids:.1f}x with episode ids |"
+        )
+        cold = started["ours"] / started["CleanifyAI"]
+        lines.append(f"| time to first /health vs CleanifyAI | ≤ 3x | **{cold:.1f}x** |")
+    lines += [
+        f"| one /ws session vs bare FastAPI echo | ≥ 60% | **{100 * ws_rate / ws_echo:.0f}%** |",
+        f"| engine median per step, original tasks | < 300 µs | {', '.join(f'{m:.0f}' for m in fixed)} µs |",
+    ]
+    if 100_000 in scale_results:
+        big = scale_results[100_000]
+        lines.append(
+            f"| 100,000-row step | < 250 ms | median {big['median_ms']:.0f} ms, slowest "
+            f"{big['max_ms']:.0f} ms |"
+        )
+    one, two = throughput["1 process"][64], throughput["--workers 2"][64]
+    lines += [
+        f"| 64 clients, `--workers 2` vs 1 process | ~2x | **{two['rate'] / one['rate']:.2f}x** "
+        f"({two['rate']:.0f} vs {one['rate']:.0f} requests/s) |",
+        f"| p99 at 16 clients | < 100 ms | 1 process {throughput['1 process'][16]['p99_ms']:.0f} ms, "
+        f"`--workers 2` {throughput['--workers 2'][16]['p99_ms']:.0f} ms |",
+        "",
+        "## One client, one request at a time (steps/s)",
+        "",
+        f"Reset and optimal-plan steps of the tasks every server serves ({', '.join(common)}), "
+        "over one kept-alive connection (`http.client`): "
+        f"{rounds} rounds of {short} episodes of each, in alternation, the best round kept.",
+        "",
+        "| server | steps/s |",
+        "|---|---|",
+    ]
+    lines += [f"| {name} | {value:.0f} |" for name, value in rate.items()]
+    lines += [
+        f"| ours, OpenEnv /ws, one session (four tasks) | {ws_rate:.0f} |",
+        f"| bare FastAPI WebSocket echo, same frames | {ws_echo:.0f} |",
+        "",
+        f"## Time from launch to the first /health (best of {runs} rounds, seconds)",
+        "",
+        "| server | seconds |",
+        "|---|---|",
+    ]
+    lines += [f"| {name} | {value:.2f} |" for name, value in started.items()]
+    lines += [
         "",
         "## Engine time per step (inside `Episode.step`, optimal plan, warm)",
-        "",
-        "The four original tasks, then a hard instance of each generated family.",
         "",
         "| task | steps timed | median µs | mean µs | p95 µs | reset µs |",
         "|---|---|---|---|---|---|",
@@ -287,33 +520,62 @@ def main() -> int:
         )
     lines += [
         "",
-        "## HTTP step rate (real uvicorn on 127.0.0.1, one worker)",
+        "## Step cost against table size",
         "",
-        "| client | steps/s |",
-        "|---|---|",
-        f"| 1 client, per-episode ids | {sequential:.0f} |",
-        f"| 8 concurrent clients, per-episode ids | {concurrent:.0f} |",
-        f"| 1 client, no episode ids (default episode per task; tasks: {', '.join(common)}) "
-        f"| {legacy:.0f} |",
+        "The hard task's table tiled to each size (8 columns, fresh ids per tile, a custom "
+        "task graded by the preservation grader), its plan's steps timed in the engine.",
+        "",
+        "| rows | cells | median ms | slowest ms | reset ms | µs per cell |",
+        "|---|---|---|---|---|---|",
     ]
+    for rows, r in scale_results.items():
+        lines.append(
+            f"| {rows:,} | {r['cells']:,} | {r['median_ms']:.1f} | {r['max_ms']:.1f} | "
+            f"{r['reset_ms']:.1f} | {r['us_per_cell']:.2f} |"
+        )
     lines += [
-        f"| OpenEnv /ws, 1 session | {ws_single:.0f} |",
-        f"| OpenEnv /ws, 8 concurrent sessions | {ws_many:.0f} |",
+        "",
+        "![step cost](step_cost.png)",
+        "",
+        "## Throughput and latency against concurrent clients (REST)",
+        "",
+        f"Each client (`scripts/loadgen.py`, asyncio on this same machine) plays its own "
+        f"episodes by id, {steps_per_client} steps, and checks every answer names its episode; "
+        f"the two set-ups alternate, {runs} rounds, and each row is its best round.",
+        "",
+        "| server | clients | requests/s | p50 ms | p99 ms | errors | cross-talk |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for name, rate in baseline_rates.items():
-        lines.append(f"| 1 client, {name}, the same loop | {rate:.0f} |")
-    for name, rate in baseline_rates.items():
-        lines += ["", f"Ratio to {name}: **{legacy / rate:.1f}x** the step rate."]
+    for name, by_clients in throughput.items():
+        for c, r in by_clients.items():
+            lines.append(
+                f"| {name} | {c} | {r['rate']:.0f} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
+                f"{r['errors']} | {r['crossed']} |"
+            )
     lines += [
+        "",
+        "![throughput](throughput.png)",
         "",
         "## Memory",
         "",
         f"Python heap per live episode (tracemalloc, 1000 episodes over the four tasks): "
         f"**{memory / 1024:.1f} KiB**.",
         "",
+        "## How the baselines were run",
+        "",
+        "CleanifyAI is the public repository ReverseCoder1/CleanifyAI (its `main.py`, "
+        "`environment.py`, `models.py` and `datasets/`), copied outside this repository and "
+        "run from its own folder with its own virtual environment holding its pinned "
+        "dependencies (`fastapi==0.104.1 uvicorn==0.24.0 pydantic==2.5.0 pandas==2.1.3 "
+        "numpy==1.26.2`; plain uvicorn, so asyncio and h11): `.venv/bin/python -m uvicorn "
+        "main:app --port N`. Nothing of it is part of this repository. To rebuild it: put "
+        "those files in a folder, `python -m venv .venv && .venv/bin/pip install` the "
+        "versions above, and pass the folder as `--cleanify`. It serves one shared episode "
+        "per task, so it is driven without episode ids, as its clients call it; our server "
+        "is measured both ways. The bare endpoint is `scripts/bare_app.py` on our own stack "
+        "(uvloop, httptools): it parses the JSON body and answers a fixed object.",
+        "",
     ]
-    if baselines:
-        lines += BASELINE_NOTES
     text = "\n".join(lines)
     old = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
     if "<!-- real-tables:begin -->" in old:  # scripts/benchmark_real_tables.py's section

@@ -7,7 +7,10 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import uvicorn
@@ -19,8 +22,10 @@ from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.guards import install_guards
 from dataclean_env.server.http_errors import install_error_handlers
+from dataclean_env.server.metrics import ObservabilityMiddleware, metrics_endpoint
 from dataclean_env.server.openapi_doc import install_openapi
-from dataclean_env.server.openenv_routes import mount_openenv
+from dataclean_env.server.openenv_routes import LazyOpenEnvMiddleware, OpenEnvMount
+from dataclean_env.server.rate_limit import RateLimiter
 from dataclean_env.server.routes import episodes, leaderboard, meta, schema, web
 from dataclean_env.server.serving import uvicorn_options
 from dataclean_env.settings import Settings, get_settings
@@ -33,6 +38,7 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     settings = settings or get_settings()
     registry = registry or registry_for(settings)
     app = FastAPI(
+        lifespan=_lifespan,
         title="Data Cleaning OpenEnv",
         version=__version__,
         description=(
@@ -51,11 +57,31 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     app.state.leaderboard = Leaderboard(settings, app.state.store)  # opens its database lazily
     app.include_router(leaderboard.router)
     app.include_router(schema.router)
-    app.state.limiter = limiter = install_guards(app, settings)
-    app.state.openenv = mount_openenv(app, registry, settings, limiter)
+    app.add_route("/metrics", metrics_endpoint, include_in_schema=False)
+    # OpenEnv's server takes seconds to import: mounted after start-up (see openenv_routes),
+    # behind the guards (which run before the mount waits) and with the same rate limiter.
+    app.state.limiter = limiter = RateLimiter(
+        settings.creation_rate_per_second, settings.creation_burst
+    )
+    app.state.openenv = mount = OpenEnvMount(app, registry, settings, limiter)
+    app.add_middleware(LazyOpenEnvMiddleware, mount=mount)
+    install_guards(app, settings, limiter)
     install_openapi(app, registry.task_ids(), ENV_NAME)
+    if settings.openenv_mount == "eager":
+        mount.now()
+    app.add_middleware(ObservabilityMiddleware, json_logs=settings.log_json)
     log.info("loaded %d tasks: %s", len(registry.task_ids()), ", ".join(registry.task_ids()))
     return app
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    warm = None
+    if app.state.settings.openenv_mount == "background":
+        warm = asyncio.create_task(app.state.openenv.ensure())
+    yield
+    if warm is not None and not warm.done():
+        warm.cancel()
 
 
 def __getattr__(name: str) -> Any:
@@ -67,15 +93,35 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
+def open_leaderboard(app: FastAPI) -> None:
+    """Migrations and the secret at start-up, not on the first leaderboard call."""
+    try:
+        app.state.leaderboard.open()
+    except EnvError as error:  # logged; the leaderboard answers 503 until it can open
+        log.error("%s", error.detail)
+
+
 def main() -> None:
     settings = get_settings()
     parser = argparse.ArgumentParser(description="Serve Data Cleaning OpenEnv.")
     parser.add_argument("--host", default=settings.host)
     parser.add_argument("--port", type=int, default=settings.port)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=settings.workers,
+        help="worker processes behind an episode-affine front (default: 1, no front)",
+    )
     args = parser.parse_args()
+    if args.workers > 1:
+        from dataclean_env.server import workers
+
+        workers.serve(args.host, args.port, args.workers)
+        return
     app = create_app(settings)
-    try:  # migrations and the secret at start-up, not on the first leaderboard call
-        app.state.leaderboard.open()
-    except EnvError as error:  # logged; the leaderboard answers 503 until it can open
-        log.error("%s", error.detail)
+    open_leaderboard(app)
     uvicorn.run(app, host=args.host, port=args.port, **uvicorn_options(settings))
+
+
+if __name__ == "__main__":
+    main()

@@ -53,12 +53,10 @@ any step after the end is refused with EPISODE_FINISHED.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
-
-from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.types import EnvironmentMetadata
 
 from dataclean_env import ENV_NAME, __version__
 from dataclean_env.doors import attempt, parse_reset_options, start_episode
@@ -66,12 +64,19 @@ from dataclean_env.episode import Episode
 from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import SPLITS
 from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
+from dataclean_env.openenv_light import skip_package_inits
 from dataclean_env.reward_visibility import REWARD_MODES, RewardMode, blind_info, hides
 from dataclean_env.schemas import Action, StepResult
+from dataclean_env.server.metrics import observe_ws_step
 from dataclean_env.server.scheduling import is_slow, run_sized
 from dataclean_env.settings import PROJECT_ROOT
 from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.tasks.generated import FAMILIES, instance
+
+skip_package_inits()  # see openenv_light: the interfaces alone, not gradio
+
+from openenv.core.env_server.interfaces import Environment  # noqa: E402
+from openenv.core.env_server.types import EnvironmentMetadata  # noqa: E402
 
 SPLIT_SIZES = {"train": 1000, "eval": 200, "test": 200}  # listed instances per family
 MAX_TASK_RANGE = 500
@@ -178,7 +183,16 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         self, action: CleaningAction, timeout_s: float | None = None, **kwargs: Any
     ) -> CleaningObservation:
         cells = self.episode.cells if self.episode is not None else 0
-        return await run_sized(lambda: self.step(action), cells, is_slow(action.operation))
+        start = time.perf_counter()
+        observation = await run_sized(lambda: self.step(action), cells, is_slow(action.operation))
+        error = (observation.info or {}).get("error")
+        observe_ws_step(
+            observation.episode_id,
+            action.operation,
+            error["code"] if error else "ok",
+            time.perf_counter() - start,
+        )
+        return observation
 
     # ── views ─────────────────────────────────────────────────────────────
     def _observation(self, result: StepResult, reward: float) -> CleaningObservation:

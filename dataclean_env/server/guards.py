@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,8 +35,11 @@ from dataclean_env.errors import (
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.rate_limit import RateLimiter, client_key
 from dataclean_env.server.requests import has_invalid_text, parse_json
-from dataclean_env.server.sessions import LIVE_SOCKET
 from dataclean_env.settings import Settings
+
+# Set by the /ws guard while a socket's handler runs: sessions it creates belong to a socket
+# (sessions.SessionServer). Here, not in sessions.py, which imports OpenEnv's server.
+LIVE_SOCKET: ContextVar[bool] = ContextVar("dce_live_socket", default=False)
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -271,9 +275,9 @@ def guard_websockets(routes: list[Any], settings: Settings, limiter: RateLimiter
             route.app = WebSocketGuard(route.app, settings, limiter)
 
 
-def install_guards(app: Any, settings: Settings) -> RateLimiter:
+def install_guards(app: Any, settings: Settings, limiter: RateLimiter | None = None) -> RateLimiter:
     """The HTTP guard (and CORS, when origins are allowed) on `app`; returns the rate
-    limiter that the reset route and OpenEnv's routes share."""
+    limiter that the reset route and OpenEnv's routes share (`limiter`, or a new one)."""
     if allowed_origins(settings):
         from starlette.middleware.cors import CORSMiddleware
 
@@ -284,5 +288,5 @@ def install_guards(app: Any, settings: Settings) -> RateLimiter:
             allow_headers=["*"],
             expose_headers=["Retry-After"],
         )
-    app.add_middleware(HttpGuard, settings=settings)  # added last: runs first
-    return RateLimiter(settings.creation_rate_per_second, settings.creation_burst)
+    app.add_middleware(HttpGuard, settings=settings)  # before the lazy mount and routes
+    return limiter or RateLimiter(settings.creation_rate_per_second, settings.creation_burst)

@@ -9,31 +9,76 @@ adds catch-alls like /{env_name}/tasks.
 OpenEnv's routes get the same edge as ours (`guards`): /ws frames are checked and idle
 sockets closed, its POST routes refuse invalid Unicode, session creation is rate-limited,
 and sessions without a connection expire (`sessions.SessionServer`).
+
+Mounted lazily: importing OpenEnv's server (fastmcp, mcp, its harness) takes seconds, and
+/health, /reset, /step, /state and /tasks do not need it. `OpenEnvMount` imports and
+registers it once, in a worker thread: right after start-up (`warm`, from the lifespan), or
+when the first request that needs it arrives (`LazyOpenEnvMiddleware` makes that request
+wait for the mount, so it is answered exactly as if OpenEnv had been there from the start).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import threading
 from functools import partial
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
-from openenv.core.env_server.http_server import HTTPEnvServer
-from openenv.core.env_server.types import ConcurrencyConfig
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dataclean_env import ENV_NAME
-from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
-from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
 from dataclean_env.server.guards import guard_openenv_posts, guard_websockets
 from dataclean_env.server.rate_limit import RateLimiter
 from dataclean_env.server.routes import meta
-from dataclean_env.server.sessions import SessionServer
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
+
+log = logging.getLogger(__name__)
+
+# Paths answered by our own routes alone: they never wait for the mount. "/" is matched
+# exactly; every other entry also covers the paths under it (/reset/..., /static/...).
+OWN_PATHS = (
+    "/",
+    "/health",
+    "/tasks",
+    "/validate",
+    "/reset",
+    "/step",
+    "/state",
+    "/web",
+    "/ui",
+    "/static/",
+    "/episodes/",
+    "/leaderboard",
+    "/schema/compact",
+    "/metrics",
+    "/docs",
+    "/openapi.json",
+)
+_OWN_PREFIXES = tuple(path for path in OWN_PATHS if path != "/")
+
+
+def is_own_path(path: str) -> bool:
+    """True for a path our own routes answer (it never waits for OpenEnv's mount)."""
+    return path == "/" or path.startswith(_OWN_PREFIXES)
 
 
 def mount_openenv(
     app: FastAPI, registry: TaskRegistry, settings: Settings, limiter: RateLimiter
-) -> HTTPEnvServer:
+) -> Any:
+    """Register OpenEnv's routes on `app` now, guarded like ours; returns the SessionServer."""
+    from dataclean_env.openenv_light import skip_package_inits
+
+    skip_package_inits()
+    from openenv.core.env_server.types import ConcurrencyConfig
+
+    from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
+    from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
+    from dataclean_env.server.sessions import SessionServer
+
     server = SessionServer(
         partial(DataCleaningEnvironment, registry, app.state.store.issued),
         CleaningAction,
@@ -57,4 +102,82 @@ def mount_openenv(
         if not (isinstance(route, APIRoute) and route.path == "/health")
         or route.endpoint is meta.health
     ]
+    app.openapi_schema = None  # /docs and / list the new routes
     return server
+
+
+def _import_openenv() -> None:
+    """The slow part of a mount (imports only), safe to run in a worker thread."""
+    from dataclean_env.openenv_light import skip_package_inits
+
+    skip_package_inits()
+    import openenv.core.env_server.http_server  # noqa: F401
+
+    import dataclean_env.server.data_cleaning_environment
+    import dataclean_env.server.sessions  # noqa: F401
+
+
+class OpenEnvMount:
+    """Mounts OpenEnv's routes on `app` once; `server` is the HTTPEnvServer after that."""
+
+    def __init__(
+        self, app: FastAPI, registry: TaskRegistry, settings: Settings, limiter: RateLimiter
+    ):
+        self.app, self.registry, self.settings, self.limiter = app, registry, settings, limiter
+        self.server: Any = None
+        self._imported = threading.Event()
+        self._import_lock = threading.Lock()
+        self._register_lock = threading.Lock()
+        self._mount_lock: asyncio.Lock | None = None
+
+    def _import(self) -> None:
+        with self._import_lock:
+            if not self._imported.is_set():
+                _import_openenv()
+                self._imported.set()
+
+    def _register(self) -> None:
+        with self._register_lock:  # `now` (any thread) and `ensure` (the loop) may race
+            if self.server is None:
+                self.server = mount_openenv(self.app, self.registry, self.settings, self.limiter)
+
+    def now(self) -> Any:
+        """Mount synchronously (tests, scripts); idempotent."""
+        if self.server is None:
+            self._import()
+            self._register()
+        return self.server
+
+    def __getattr__(self, name: str) -> Any:
+        # The SessionServer's attributes (active_sessions, _sessions, ...), mounting first.
+        if name.startswith("__") or name in ("app", "registry", "settings", "limiter", "server"):
+            raise AttributeError(name)
+        return getattr(self.now(), name)
+
+    async def ensure(self) -> None:
+        """Mount without blocking the event loop: imports in a thread, routes on the loop."""
+        if self.server is not None:
+            return
+        if self._mount_lock is None:
+            self._mount_lock = asyncio.Lock()
+        async with self._mount_lock:
+            if self.server is None:
+                await asyncio.to_thread(self._import)
+                self._register()
+                log.info("OpenEnv routes mounted")
+
+
+class LazyOpenEnvMiddleware:
+    """Holds every request but our own hot paths until OpenEnv's routes are mounted."""
+
+    def __init__(self, app: ASGIApp, mount: OpenEnvMount):
+        self.app, self.mount = app, mount
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            self.mount.server is None
+            and scope["type"] in ("http", "websocket")
+            and not is_own_path(scope["path"])
+        ):
+            await self.mount.ensure()
+        await self.app(scope, receive, send)

@@ -11,6 +11,7 @@ own, so they cannot take the pool's threads from everyone else either.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -19,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from dataclean_env.errors import EnvError
 from dataclean_env.operations import canonical_name, get_operation
+from dataclean_env.server.metrics import ENGINE_SECONDS
 
 INLINE_CELLS = 20_000
 SLOW_THREADS = 4
@@ -35,12 +37,20 @@ def is_slow(operation: str) -> bool:
         return False
 
 
+def _timed(work: Callable[[], T]) -> T:
+    start = time.perf_counter()
+    try:
+        return work()
+    finally:
+        ENGINE_SECONDS.observe(time.perf_counter() - start)
+
+
 async def run_sized(work: Callable[[], T], cells: int, slow: bool = False) -> T:
     global _slow_limiter
     if slow:
         if _slow_limiter is None:
             _slow_limiter = anyio.CapacityLimiter(SLOW_THREADS)
-        return await anyio.to_thread.run_sync(work, limiter=_slow_limiter)
+        return await anyio.to_thread.run_sync(_timed, work, limiter=_slow_limiter)
     if cells <= INLINE_CELLS:
-        return work()
-    return await run_in_threadpool(work)
+        return _timed(work)
+    return await run_in_threadpool(_timed, work)

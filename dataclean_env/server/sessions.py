@@ -14,13 +14,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from contextvars import ContextVar
 from typing import Any
 
-from openenv.core.env_server.http_server import HTTPEnvServer
+from dataclean_env.openenv_light import skip_package_inits
+from dataclean_env.server.guards import LIVE_SOCKET
 
-# Set by the /ws guard while a socket's handler runs: sessions it creates belong to a socket.
-LIVE_SOCKET: ContextVar[bool] = ContextVar("dce_live_socket", default=False)
+skip_package_inits()  # see openenv_light
+
+from openenv.core.env_server.http_server import HTTPEnvServer  # noqa: E402
+
+__all__ = ["LIVE_SOCKET", "SessionServer"]
 
 
 class SessionServer(HTTPEnvServer):

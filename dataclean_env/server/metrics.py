@@ -1,0 +1,215 @@
+"""Prometheus metrics (`GET /metrics`) and structured JSON request logs.
+
+`ObservabilityMiddleware` (pure ASGI, so it adds no task or thread hop) counts every HTTP
+request by route template, method and status, times it, and tracks open WebSocket
+sessions. Engine time is observed where engine work runs (`scheduling.run_sized`).
+
+Several worker processes (`server --workers N`) share one view: the supervisor sets
+`PROMETHEUS_MULTIPROC_DIR`, every process writes its samples there, and /metrics on any
+worker sums them (prometheus-client's multiprocess mode).
+
+With `DCE_LOG_JSON=true` each request is also logged as one JSON line on the
+`dataclean_env.requests` logger: time, method, path, route, status, milliseconds, and the
+episode id and operation when the request names them (query, header or JSON body).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from typing import Any
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+MULTIPROCESS = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+# Step round trips of this server are 1-10 ms on small tables and up to seconds on 100k rows.
+LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10)
+STEP_ROUTES = frozenset({"/step", "/step/{task_id}"})
+
+REQUESTS = Counter("dce_requests", "HTTP requests answered", ["method", "route", "status"])
+ERRORS = Counter("dce_errors", "HTTP requests answered with a 4xx or 5xx", ["route", "status"])
+REQUEST_SECONDS = Histogram(
+    "dce_request_seconds", "HTTP request time", ["route"], buckets=LATENCY_BUCKETS
+)
+STEP_SECONDS = Histogram(
+    "dce_step_seconds",
+    "Step round trip inside the server (REST and /ws)",
+    ["door"],
+    buckets=LATENCY_BUCKETS,
+)
+ENGINE_SECONDS = Histogram(
+    "dce_engine_seconds", "Time in the engine (reset, step, state work)", buckets=LATENCY_BUCKETS
+)
+EPISODES = Gauge(
+    "dce_open_episodes", "Episodes held by the REST episode store", multiprocess_mode="livesum"
+)
+SESSIONS = Gauge("dce_open_sessions", "Open WebSocket sessions", multiprocess_mode="livesum")
+
+request_log = logging.getLogger("dataclean_env.requests")
+
+
+def metrics_response() -> Response:
+    if MULTIPROCESS:
+        from prometheus_client import multiprocess
+
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        body = generate_latest(registry)
+    else:
+        body = generate_latest()
+    return Response(body, media_type=CONTENT_TYPE_LATEST)
+
+
+def enable_json_logs() -> None:
+    """One JSON object per line on stderr for `dataclean_env.requests` (idempotent)."""
+    request_log.setLevel(logging.INFO)
+    request_log.propagate = False
+    if not any(getattr(h, "dce_json", False) for h in request_log.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler.dce_json = True  # type: ignore[attr-defined]
+        request_log.addHandler(handler)
+
+
+def _query_value(query: bytes, key: bytes) -> str | None:
+    for part in query.split(b"&"):
+        name, _, value = part.partition(b"=")
+        if name == key:
+            return value.decode("latin-1")
+    return None
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _from_body(body: bytes) -> tuple[str | None, str | None]:
+    try:
+        data = json.loads(body) if body else {}
+    except ValueError:
+        return None, None
+    if not isinstance(data, dict):
+        return None, None
+    action = data.get("action") if isinstance(data.get("action"), dict) else data
+    episode, operation = data.get("episode_id"), action.get("operation")
+    return (
+        episode if isinstance(episode, str) else None,
+        operation if isinstance(operation, str) else None,
+    )
+
+
+class ObservabilityMiddleware:
+    def __init__(self, app: ASGIApp, json_logs: bool = False):
+        self.app = app
+        self.json_logs = json_logs
+        if json_logs:
+            enable_json_logs()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            SESSIONS.inc()
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                SESSIONS.dec()
+            return
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status = 500
+        body = bytearray()
+
+        async def receive_logged() -> Message:
+            message = await receive()
+            if message["type"] == "http.request" and len(body) < 65536:
+                body.extend(message.get("body", b""))
+            return message
+
+        async def send_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive_logged if self.json_logs else receive, send_status)
+        finally:
+            elapsed = time.perf_counter() - start
+            # The router leaves the matched route in the scope: its template is a bounded label.
+            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            code = str(status)
+            REQUESTS.labels(scope["method"], route, code).inc()
+            REQUEST_SECONDS.labels(route).observe(elapsed)
+            if status >= 400:
+                ERRORS.labels(route, code).inc()
+            if route in STEP_ROUTES:
+                STEP_SECONDS.labels("rest").observe(elapsed)
+            store = getattr(getattr(scope["app"], "state", None), "store", None)
+            if store is not None:
+                EPISODES.set(len(store))
+            if self.json_logs:
+                self._log(scope, route, status, elapsed, bytes(body))
+
+    def _log(self, scope: Scope, route: str, status: int, elapsed: float, body: bytes) -> None:
+        episode, operation = _from_body(body)
+        episode = (
+            episode
+            or _query_value(scope.get("query_string", b""), b"episode_id")
+            or _header(scope, b"x-episode-id")
+        )
+        record: dict[str, Any] = {
+            "ts": round(time.time(), 3),
+            "method": scope["method"],
+            "path": scope["path"],
+            "route": route,
+            "status": status,
+            "ms": round(elapsed * 1000, 3),
+            "episode": episode,
+            "operation": operation,
+            "worker": os.getpid(),
+        }
+        request_log.info(json.dumps(record, separators=(",", ":")))
+
+
+def observe_ws_step(episode: str | None, operation: str, status: str, elapsed: float) -> None:
+    """A /ws step: into the step histogram, and the JSON log when it is on."""
+    STEP_SECONDS.labels("ws").observe(elapsed)
+    if request_log.isEnabledFor(logging.INFO):
+        record = {
+            "ts": round(time.time(), 3),
+            "method": "WS",
+            "path": "/ws",
+            "route": "/ws",
+            "status": status,
+            "ms": round(elapsed * 1000, 3),
+            "episode": episode,
+            "operation": operation,
+            "worker": os.getpid(),
+        }
+        request_log.info(json.dumps(record, separators=(",", ":")))
+
+
+async def metrics_endpoint(request: Request) -> Response:
+    """Prometheus text format: requests and errors by route and status, step and engine
+    latency histograms, open episodes and WebSocket sessions."""
+    store = getattr(request.app.state, "store", None)
+    if store is not None:
+        EPISODES.set(len(store))
+    return metrics_response()

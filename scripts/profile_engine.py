@@ -1,0 +1,112 @@
+"""Where engine time goes: cProfile of `Episode.step` on the original tasks and on a large
+table; prints a markdown section (top functions by own time, grouped by module).
+
+    uv run python scripts/profile_engine.py > profile.md
+    uv run python scripts/profile_engine.py --rows 20000
+
+Used for the before/after profiles in docs/PROFILE.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from benchmark import PLANS, tiled_task  # noqa: E402
+
+from dataclean_env.episode import Episode  # noqa: E402
+from dataclean_env.schemas import Action  # noqa: E402
+from dataclean_env.tasks import default_registry  # noqa: E402
+from dataclean_env.tasks.custom import CustomFamily  # noqa: E402
+
+
+def area(filename: str) -> str:
+    """A coarse owner for a function: our module, or the library it lives in."""
+    if "dataclean_env" in filename:
+        return "dataclean_env/" + filename.split("dataclean_env/", 1)[1]
+    for library in ("pandas", "numpy", "pydantic", "re", "dataclasses"):
+        if f"/{library}/" in filename or filename.endswith(f"/{library}.py"):
+            return library
+    return "other (builtins, stdlib)"
+
+
+def report(profile: cProfile.Profile, title: str, steps: int, top: int) -> list[str]:
+    stats = pstats.Stats(profile)
+    total = sum(row[2] for row in stats.stats.values())  # own time of every function
+    by_area: dict[str, float] = defaultdict(float)
+    for (filename, _, _), row in stats.stats.items():
+        by_area[area(filename)] += row[2]
+    lines = [
+        f"### {title}",
+        "",
+        f"{steps} steps profiled, {total * 1e6 / steps:.0f} µs own time per step (cProfile "
+        "slows Python code more than C code; read the shares, not the absolute times).",
+        "",
+        "| where | share of own time |",
+        "|---|---|",
+    ]
+    for name, seconds in sorted(by_area.items(), key=lambda kv: -kv[1])[:10]:
+        lines.append(f"| {name} | {100 * seconds / total:.0f}% |")
+    lines += ["", "| function | calls per step | own µs per step |", "|---|---|---|"]
+    rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:top]
+    for (filename, line, name), row in rows:
+        lines.append(
+            f"| `{name}` ({area(filename)}:{line}) | {row[1] / steps:.1f} | {row[2] * 1e6 / steps:.1f} |"
+        )
+    return [*lines, ""]
+
+
+def profile_fixed(episodes: int) -> tuple[cProfile.Profile, int]:
+    registry = default_registry()
+    profile = cProfile.Profile()
+    steps = 0
+    for _ in range(episodes):
+        for task_id, plan in PLANS.items():
+            episode = Episode("profile", registry.make(task_id, None))
+            for action in [Action(**a) for a in plan]:
+                profile.enable()
+                episode.step(action)
+                profile.disable()
+                steps += 1
+    return profile, steps
+
+
+def profile_rows(rows: int) -> tuple[cProfile.Profile, int]:
+    profile = cProfile.Profile()
+    steps = 0
+    with tempfile.TemporaryDirectory() as scratch:
+        task_dir = tiled_task(Path(scratch), rows)
+        episode = Episode("profile", CustomFamily([Path(scratch)]).make(task_dir.name, None))
+        for action in [Action(**a) for a in PLANS["hard_full_pipeline"]]:
+            profile.enable()
+            episode.step(action)
+            profile.disable()
+            steps += 1
+    return profile, steps
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--episodes", type=int, default=50)
+    parser.add_argument("--rows", type=int, default=20_000)
+    parser.add_argument("--top", type=int, default=15)
+    args = parser.parse_args()
+    profile, steps = profile_fixed(args.episodes)
+    lines = report(profile, "The four original tasks (20-60 rows)", steps, args.top)
+    profile, steps = profile_rows(args.rows)
+    lines += report(profile, f"The hard task tiled to {args.rows:,} rows", steps, args.top)
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,74 @@
+"""Three replicas behind HAProxy with deploy/haproxy.cfg: 64 concurrent sessions (REST by
+episode id, /ws by connection) with no cross-talk, and every replica doing part of the work."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.e2e.scale_sessions import (
+    ROOT,
+    default_episode_round_trip,
+    free_port,
+    run_sessions,
+    start_uvicorn,
+    stop,
+    wait_healthy,
+)
+from tests.support import need
+
+REPLICAS = 3
+
+
+def balancer_config(port: int, replicas: list[int]) -> str:
+    """deploy/haproxy.cfg with its bind address and server lines pointed at this test's."""
+    text = (ROOT / "deploy" / "haproxy.cfg").read_text()
+    text = re.sub(r"bind 127\.0\.0\.1:\d+", f"bind 127.0.0.1:{port}", text)
+    text = re.sub(r"\n    server replica\d .*", "", text)
+    servers = "".join(f"\n    server replica{i} 127.0.0.1:{p}" for i, p in enumerate(replicas, 1))
+    text = text.replace("hash-type consistent", "hash-type consistent" + servers)
+    return text.replace("balance leastconn", "balance leastconn" + servers)
+
+
+def steps_served(url: str) -> dict[str, float]:
+    text = httpx.get(f"{url}/metrics", timeout=30).text
+    return {
+        sample.labels["door"]: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "dce_step_seconds_count"
+    }
+
+
+@pytest.mark.timeout(900)  # several servers and 64 sessions on a shared 2-core machine
+def test_replicas_behind_haproxy_keep_sessions_apart_and_share_the_load(tmp_path) -> None:
+    need(shutil.which("haproxy") is not None, "haproxy (.ci/setup-balancer.sh installs it)")
+    ports = [free_port() for _ in range(REPLICAS)]
+    front = free_port()
+    config = tmp_path / "haproxy.cfg"
+    config.write_text(balancer_config(front, ports))
+    check = subprocess.run(["haproxy", "-c", "-f", str(config)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    replicas = [start_uvicorn(port) for port in ports]
+    balancer = None
+    try:
+        for port, process in zip(ports, replicas, strict=True):
+            wait_healthy(f"http://127.0.0.1:{port}", process)
+        balancer = subprocess.Popen(["haproxy", "-db", "-f", str(config)])
+        url = f"http://127.0.0.1:{front}"
+        wait_healthy(url, balancer, seconds=30)
+        run_sessions(url)
+        default_episode_round_trip(url)
+        served = [steps_served(f"http://127.0.0.1:{port}") for port in ports]
+    finally:
+        if balancer is not None:
+            stop(balancer)
+        for process in replicas:
+            stop(process)
+    assert all(s.get("rest", 0) > 0 for s in served), served
+    assert all(s.get("ws", 0) > 0 for s in served), served
