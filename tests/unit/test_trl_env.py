@@ -8,7 +8,8 @@ from typing import Literal
 
 import pytest
 
-from dataclean_env.operations import get_operation, operation_names
+from dataclean_env.operations import get_operation
+from dataclean_env.operations.claims import cleaning_operation_names
 from dataclean_env.training.completion_log import parquet_safe
 from dataclean_env.training.trl_env import DataCleaningToolEnv, render, tool_env_class
 
@@ -29,7 +30,7 @@ def public_functions(cls: type) -> list[str]:
 
 def test_every_operation_is_a_tool_and_nothing_else_is_public() -> None:
     assert public_functions(DataCleaningToolEnv) == sorted(
-        [*operation_names(), "get_reward", "reset"]
+        [*cleaning_operation_names(), "get_reward", "reset"]
     )
 
 
@@ -59,7 +60,7 @@ def test_tool_signature_and_docstring_come_from_the_parameter_model() -> None:
     )
 
 
-@pytest.mark.parametrize("name", operation_names())
+@pytest.mark.parametrize("name", cleaning_operation_names())
 def test_every_tool_documents_every_parameter(name: str) -> None:
     tool = getattr(DataCleaningToolEnv, name)
     fields = get_operation(name).params_model.model_fields
