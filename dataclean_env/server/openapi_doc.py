@@ -52,6 +52,10 @@ def error_statuses(method: str, path: str) -> list[str]:
         statuses |= {"409"}
     if path == "/mcp":
         statuses |= {"429"}
+    if path.startswith("/leaderboard"):  # rate limits, a full server, an unusable database
+        statuses |= {"429", "503"}
+    if path.startswith("/episodes/"):  # a finished episode (heuristic), a blind one (table)
+        statuses |= {"403", "409"}
     if path.startswith("/{env_name}"):
         statuses |= {"400"}
     return sorted(statuses)
