@@ -167,41 +167,20 @@ class Episode:
             self.last_message += " Step budget used up; episode finished."
         return self.result()
 
+    # Everything a step may change (history and messages only grow: their lengths suffice).
+    _COMMITTED = (
+        "table", "_snapshot", "_scores", "_window", "_summary", "done", "reward",
+        "last_message", "end_reason", "score", "exact", "_profiles",
+    )  # fmt: skip
+
     def _committed(self) -> tuple[Any, ...]:
-        return (
-            self.table,
-            self._snapshot,
-            self._scores,
-            self._window,
-            self._summary,
-            self.done,
-            self.reward,
-            self.last_message,
-            len(self.history),
-            len(self.messages),
-            self.end_reason,
-            self.score,
-            self.exact,
-            self._profiles,
-        )
+        state = tuple(getattr(self, name) for name in self._COMMITTED)
+        return state, len(self.history), len(self.messages)
 
     def _restore(self, saved: tuple[Any, ...]) -> None:
-        (
-            self.table,
-            self._snapshot,
-            self._scores,
-            self._window,
-            self._summary,
-            self.done,
-            self.reward,
-            self.last_message,
-            n_history,
-            n_messages,
-            self.end_reason,
-            self.score,
-            self.exact,
-            self._profiles,
-        ) = saved
+        state, n_history, n_messages = saved
+        for name, value in zip(self._COMMITTED, state, strict=True):
+            setattr(self, name, value)
         del self.history[n_history:], self.messages[n_messages:]
 
     def _grade(self) -> Reward:

@@ -34,6 +34,17 @@ EpisodeQuery = Annotated[str | None, Query(description="Episode to use (else the
 EpisodeHeader = Annotated[str | None, Header(alias="X-Episode-Id")]
 
 
+async def addressed_episode(
+    episode_id: EpisodeQuery = None, x_episode_id: EpisodeHeader = None
+) -> str | None:
+    """The episode id of the query, else of the `X-Episode-Id` header (the body's wins over
+    both, in the handlers)."""
+    return _first(episode_id, x_episode_id)
+
+
+EpisodeId = Annotated[str | None, Depends(addressed_episode)]
+
+
 def _body_doc(model: type) -> dict[str, Any]:
     return {
         "requestBody": {
@@ -136,11 +147,10 @@ async def reset(
     request: Request,
     store: Store,
     settings: Config,
-    episode_id: EpisodeQuery = None,
-    x_episode_id: EpisodeHeader = None,
+    episode_id: EpisodeId,
 ) -> Any:
     """Start a new episode of `task_id` (default: the first task)."""
-    return await _reset(request, store, settings, None, _first(episode_id, x_episode_id))
+    return await _reset(request, store, settings, None, episode_id)
 
 
 @router.post("/reset/{task_id}", response_model=StepResult, openapi_extra=_body_doc(ResetRequest))
@@ -149,11 +159,10 @@ async def reset_task(
     request: Request,
     store: Store,
     settings: Config,
-    episode_id: EpisodeQuery = None,
-    x_episode_id: EpisodeHeader = None,
+    episode_id: EpisodeId,
 ) -> Any:
     """Start a new episode of the task in the path."""
-    return await _reset(request, store, settings, task_id, _first(episode_id, x_episode_id))
+    return await _reset(request, store, settings, task_id, episode_id)
 
 
 @router.post("/step", response_model=StepResult, openapi_extra=_body_doc(StepRequest))
@@ -161,11 +170,10 @@ async def step(
     request: Request,
     store: Store,
     settings: Config,
-    episode_id: EpisodeQuery = None,
-    x_episode_id: EpisodeHeader = None,
+    episode_id: EpisodeId,
 ) -> Any:
     """Apply one operation to the episode given by id, else to the task's default episode."""
-    return await _step(request, store, settings, None, _first(episode_id, x_episode_id))
+    return await _step(request, store, settings, None, episode_id)
 
 
 @router.post("/step/{task_id}", response_model=StepResult, openapi_extra=_body_doc(Action))
@@ -174,27 +182,19 @@ async def step_task(
     request: Request,
     store: Store,
     settings: Config,
-    episode_id: EpisodeQuery = None,
-    x_episode_id: EpisodeHeader = None,
+    episode_id: EpisodeId,
 ) -> Any:
     """Apply one operation (an action envelope, or `{"action": envelope}`)."""
-    return await _step(request, store, settings, task_id, _first(episode_id, x_episode_id))
+    return await _step(request, store, settings, task_id, episode_id)
 
 
 @router.get("/state", response_model=EpisodeState)
-async def state(
-    store: Store,
-    task_id: str | None = None,
-    episode_id: EpisodeQuery = None,
-    x_episode_id: EpisodeHeader = None,
-) -> Any:
+async def state(store: Store, episode_id: EpisodeId, task_id: str | None = None) -> Any:
     """State of the episode given by id, else of the task's default episode."""
-    return await _state(store, task_id, _first(episode_id, x_episode_id))
+    return await _state(store, task_id, episode_id)
 
 
 @router.get("/state/{task_id}", response_model=EpisodeState)
-async def state_task(
-    task_id: str, store: Store, episode_id: EpisodeQuery = None, x_episode_id: EpisodeHeader = None
-) -> Any:
+async def state_task(task_id: str, store: Store, episode_id: EpisodeId) -> Any:
     """State of the task's default episode, or of the episode given by id."""
-    return await _state(store, task_id, _first(episode_id, x_episode_id))
+    return await _state(store, task_id, episode_id)
