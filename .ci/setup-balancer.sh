@@ -10,4 +10,4 @@ if ! command -v haproxy >/dev/null 2>&1; then
     # their own haproxy on 127.0.0.1 with a config of their own, so stop it if it runs.
     (service haproxy stop || true) >/dev/null 2>&1
 fi
-haproxy -v | head -1
+haproxy -v | sed -n 1p  # sed reads to the end: no SIGPIPE under pipefail
