@@ -61,6 +61,12 @@ class LiveServer:
                 time.sleep(0.05)
         raise RuntimeError("uvicorn did not start")
 
+    def __enter__(self) -> LiveServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
@@ -69,8 +75,5 @@ class LiveServer:
 
 @pytest.fixture
 def live_server() -> Iterator[LiveServer]:
-    server = LiveServer().start()
-    try:
+    with LiveServer() as server:
         yield server
-    finally:
-        server.close()

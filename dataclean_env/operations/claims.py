@@ -25,6 +25,7 @@ from dataclean_env.grading.truth import ERROR_TYPES, error_type
 from dataclean_env.operations.column_checks import sample
 from dataclean_env.operations.program import run_actions
 from dataclean_env.operations.registry import (
+    CLAIM_OPERATIONS,
     OpContext,
     OpResult,
     Params,
@@ -58,9 +59,6 @@ TRANSFORMS = frozenset(
 )
 # What a fix may use: the cleaning operations (never a claim, a phase or finish).
 FIX_OPERATIONS = TRANSFORMS | {"set_cell", "drop_rows", "dedupe", "fill_missing", "fd_repair"}
-CLAIM_OPERATIONS = frozenset(
-    {"report_errors", "standardise", "audit", "identify", "fix", "validate"}
-)
 TYPES_TEXT = ", ".join(ERROR_TYPES)
 
 

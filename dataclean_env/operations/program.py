@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError
 from dataclean_env.errors import EnvError, InvalidParameters, OperationNotAllowed, describe
 from dataclean_env.limits import remaining
 from dataclean_env.operations.registry import (
+    CLAIM_OPERATIONS,
     OpContext,
     Operation,
     OpResult,
@@ -27,16 +28,7 @@ from dataclean_env.schemas import Action
 
 MAX_PROGRAM_STEPS = 20
 # Steps that end, span or claim rather than change a table cannot be inner steps.
-NOT_INNER = (
-    "program",
-    "finish",
-    "report_errors",
-    "standardise",
-    "audit",
-    "identify",
-    "fix",
-    "validate",
-)
+NOT_INNER = frozenset({"program", "finish", *CLAIM_OPERATIONS})
 
 
 def opened(plan: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:

@@ -17,6 +17,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from dataclean_env.errors import InvalidParameters, UnknownOperation, describe
 from dataclean_env.snapshot import Snapshot
 
+# The claim task kinds' operations (detection, standardisation, audit; operations/claims.py):
+# only their kinds allow them, and they never run inside a program.
+CLAIM_OPERATIONS = frozenset(
+    {"report_errors", "standardise", "audit", "identify", "fix", "validate"}
+)
+
 
 class Params(BaseModel):
     """Base of every parameter model: unknown keys and loose types are refused."""

@@ -14,11 +14,8 @@ from tests.web import LiveServer
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
-    live = LiveServer().start()
-    try:
+    with LiveServer() as live:
         yield live
-    finally:
-        live.close()
 
 
 @pytest.mark.parametrize("task_id", ["error_detection", "standardisation", "audit_pipeline"])

@@ -28,11 +28,8 @@ TASK = "crm"
 
 @pytest.fixture
 def server() -> Iterator[LiveServer]:
-    live = LiveServer(Settings(header_seconds=1.0, body_seconds=1.0)).start()
-    try:
+    with LiveServer(Settings(header_seconds=1.0, body_seconds=1.0)) as live:
         yield live
-    finally:
-        live.close()
 
 
 def plant_catastrophic_cells(client: httpx.Client) -> None:

@@ -28,11 +28,8 @@ OPENENV = str(Path(sys.executable).parent / "openenv")
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
-    live = LiveServer(Settings(max_sessions=80)).start()
-    try:
+    with LiveServer(Settings(max_sessions=80)) as live:
         yield live
-    finally:
-        live.close()
 
 
 def ws_url(server: LiveServer) -> str:

@@ -43,11 +43,8 @@ TIMEOUT_MS = 20_000
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
-    live = LiveServer().start()
-    try:
+    with LiveServer() as live:
         yield live
-    finally:
-        live.close()
 
 
 @pytest.fixture(scope="module")
