@@ -807,9 +807,10 @@ async function submitScore(event) {
     const unavailable = result.status === 404 && result.data?.code !== "UNKNOWN_TASK";
     return showError(error, result, unavailable ? "submissions are not available on this server" : "submission refused");
   }
+  // Refresh the board first so the confirmation appears with the new row already shown.
+  await loadBoard();
   ok.textContent = `Submitted “${result.data.entry?.model_name ?? body.model_name}” (self-reported).`;
   ok.hidden = false;
-  await loadBoard();
 }
 
 function fillFromEpisode() {
