@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dataclean_env.values import MISSING, dtype_name, kind_of
+from dataclean_env.values import MISSING, Kind, dtype_name, kind_of
 
 
 def _normalise(values: list[Any]) -> list[Any]:
@@ -34,7 +34,7 @@ def _cells(series: pd.Series) -> list[Any]:
 @dataclass(frozen=True)
 class Snapshot:
     columns: tuple[str, ...]
-    kinds: dict[str, str]
+    kinds: dict[str, Kind]
     dtype_names: dict[str, str]
     values: dict[str, list[Any]]  # missing cells are MISSING
     n_rows: int

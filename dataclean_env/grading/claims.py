@@ -26,7 +26,7 @@ from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp
 from dataclean_env.grading.truth import Truth, Unit, error_type
 from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import MISSING, cells_equal, kind_of
+from dataclean_env.values import MISSING, Kind, cells_equal, kind_of
 
 TYPE_CREDIT = 0.5  # a right cell whose type is wrong or not given
 OVER_REPORT = 2.0  # reports beyond this many times the true count are scaled down
@@ -159,7 +159,7 @@ class StandardisationGrader:
     equal to gold."""
 
     key: str
-    kinds: Mapping[str, str]
+    kinds: Mapping[str, Kind]
     gold: Mapping[str, Mapping[str, Any]]  # column -> row id -> gold value
     right_in_dirty: Mapping[str, int]
 

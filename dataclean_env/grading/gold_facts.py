@@ -17,6 +17,7 @@ import pandas as pd
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.values import (
     MISSING,
+    Kind,
     cells_equal,
     is_missing,
     kind_of,
@@ -50,7 +51,7 @@ class TableView:
     misplaced: frozenset[str] = frozenset()
 
     @property
-    def kinds(self) -> dict[str, str]:
+    def kinds(self) -> dict[str, Kind]:
         """Kinds of the table's columns, without the misplaced ones."""
         kinds = self.snapshot.kinds
         if not self.misplaced:
@@ -61,7 +62,7 @@ class TableView:
 @dataclass(frozen=True)
 class GoldFacts:
     key: str
-    kinds: dict[str, str]  # gold column -> kind, in gold order
+    kinds: dict[str, Kind]  # gold column -> kind, in gold order
     gold_keys: frozenset[str]
     outlier_keys: frozenset[str]  # rows of the dirty table that gold drops as outliers
     # (key, column, gold value) of every cell that is missing in dirty and present in gold

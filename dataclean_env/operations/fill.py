@@ -23,7 +23,7 @@ from dataclean_env.operations.column_checks import (
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
 from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import MISSING, numbers_in, parse_date
+from dataclean_env.values import MISSING, NUMERIC_KINDS, Kind, numbers_in, parse_date
 
 Strategy = Literal["mean", "median", "mode", "ffill", "bfill", "constant"]
 STRATEGIES: tuple[str, ...] = Strategy.__args__
@@ -129,7 +129,7 @@ def _mode(name: str, values: list) -> object:
     return min((v for v, n in counts.items() if n == top), key=lambda v: (type(v).__name__, v))
 
 
-def _average(name: str, values: list, kind: str, strategy: str) -> object:
+def _average(name: str, values: list, kind: Kind, strategy: str) -> object:
     numbers, bad = numbers_in(values, kind, max_bad=3)
     if bad:
         raise OperationFailed(
@@ -143,25 +143,25 @@ def _average(name: str, values: list, kind: str, strategy: str) -> object:
     value = math.fsum(present) / present.size if mean else float(np.median(present))
     whole = bool(np.all(np.mod(present, 1) == 0))
     value = round(value) if whole else round(value, 2)
-    if kind in ("int", "float"):
+    if kind in NUMERIC_KINDS:
         return value
     # A number stored as text is filled with text; fix_dtype turns the column into numbers.
     return str(int(value)) if whole else f"{value:.2f}"
 
 
-def constant_for(name: str, kind: str, value: str | int | float | bool) -> object:
+def constant_for(name: str, kind: Kind, value: str | int | float | bool) -> object:
     is_number = isinstance(value, int | float) and not isinstance(value, bool)
-    if kind in ("int", "float"):
+    if kind in NUMERIC_KINDS:
         if not is_number:
             raise InvalidParameters(
                 f"column {name!r} is numeric; the constant must be a number, not {value!r}"
             )
         return value
-    if kind == "bool":
+    if kind == Kind.BOOL:
         if not isinstance(value, bool):
             raise InvalidParameters(f"column {name!r} is boolean; the constant must be true/false")
         return value
-    if kind == "datetime":
+    if kind == Kind.DATETIME:
         stamp = parse_date(value) if isinstance(value, str) else None
         if stamp is None:
             raise InvalidParameters(

@@ -18,6 +18,7 @@ from dataclean_env.errors import UnknownTask
 from dataclean_env.grading import Grader
 from dataclean_env.grading.cell_repair import CellRepairGrader
 from dataclean_env.grading.preservation import PreservationGrader
+from dataclean_env.values import Kind
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class TaskSpec:
     max_steps: int
     operations: tuple[str, ...]
     scoring: Mapping[str, float]
-    target_schema: Mapping[str, str] = field(default_factory=dict)
+    target_schema: Mapping[str, Kind] = field(default_factory=dict)
     cells: int = 0  # size of the dirty table (rows x columns), for scheduling work
     protected_columns: frozenset[str] = frozenset()  # key columns no operation may change
     version: str | None = None  # a generated family's generator version, e.g. "crm-v2"
