@@ -39,7 +39,7 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.grading.gold_facts import key_text
+from dataclean_env.grading.gold_facts import all_present, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp
 from dataclean_env.snapshot import Snapshot
@@ -154,11 +154,11 @@ class CellRepairGrader:
         self.grade_headers = grade_headers
         self.n_dirty_columns = len(dirty.columns)
         clean_keys = [key_text(v) for v in clean[key]]
-        if None in clean_keys or len(set(clean_keys)) != len(clean_keys):
+        if not all_present(clean_keys) or len(set(clean_keys)) != len(clean_keys):
             raise ValueError(
                 f"the key column {key!r} of the clean table must be unique and complete"
             )
-        self.clean_keys: tuple[str, ...] = tuple(clean_keys)  # type: ignore[arg-type]
+        self.clean_keys: tuple[str, ...] = tuple(clean_keys)
         self.gold_keys = frozenset(self.clean_keys)
         kinds = dict(kinds or {})
         self._lock = threading.Lock()

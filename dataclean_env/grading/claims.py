@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.grading.gold_facts import key_text
+from dataclean_env.grading.gold_facts import all_present, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp
 from dataclean_env.grading.truth import Truth, Unit, error_type
@@ -167,6 +167,8 @@ class StandardisationGrader:
     def for_task(cls, dirty: pd.DataFrame, gold: pd.DataFrame, key: str) -> StandardisationGrader:
         kinds = {c: kind_of(gold[c].dtype) for c in gold.columns if c != key}
         keys = [key_text(v) for v in gold[key]]
+        if not all_present(keys):  # the task's Truth has already refused such a table
+            raise ValueError(f"the key column {key!r} of the clean table must be complete")
         snapshot = Snapshot.of(gold)
         values = {c: dict(zip(keys, snapshot.values[c], strict=True)) for c in kinds}
         grader = cls(key, kinds, values, {})

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
 import pandas as pd
 
@@ -37,6 +37,11 @@ def key_text(value: Any) -> str | None:
     if number is not None and number.is_integer():
         return str(int(number))
     return str(value).strip()
+
+
+def all_present(keys: list[str | None]) -> TypeGuard[list[str]]:
+    """No key is missing (`key_text` gave None for none of them)."""
+    return None not in keys
 
 
 @dataclass(frozen=True)
@@ -122,7 +127,7 @@ def build_facts(
     (default: the same name, else its snake_case)."""
     kinds = {c: kind_of(gold[c].dtype) for c in gold.columns}
     gold_keys = [key_text(v) for v in gold[key]]
-    if None in gold_keys or len(set(gold_keys)) != len(gold_keys):
+    if not all_present(gold_keys) or len(set(gold_keys)) != len(gold_keys):
         raise ValueError(f"gold key column {key!r} must be unique and complete")
     facts = GoldFacts(key, kinds, frozenset(gold_keys), frozenset(), ())
     dirty_view = facts.view(Snapshot.of(dirty))

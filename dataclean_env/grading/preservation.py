@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.grading.gold_facts import key_text
+from dataclean_env.grading.gold_facts import all_present, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp, reward_object
 from dataclean_env.snapshot import Snapshot
@@ -77,13 +77,14 @@ class PreservationGrader:
     def for_task(cls, dirty: pd.DataFrame, gold: pd.DataFrame, key: str) -> PreservationGrader:
         kinds = {c: kind_of(gold[c].dtype) for c in gold.columns}
         gold_keys = [key_text(v) for v in gold[key]]
-        if None in gold_keys or len(set(gold_keys)) != len(gold_keys):
+        if not all_present(gold_keys) or len(set(gold_keys)) != len(gold_keys):
             raise ValueError(
                 f"the key column {key!r} of the clean table must be unique and complete"
             )
         dirty_snapshot = Snapshot.of(dirty)
         first = _first_rows(_keys(dirty_snapshot.values[key]) if key in dirty else [])
-        to_repair, to_preserve = [], []
+        to_repair: list[Cell] = []
+        to_preserve: list[Cell] = []
         for position, gold_key in enumerate(gold_keys):
             row = first.get(gold_key)
             for column in gold.columns:
