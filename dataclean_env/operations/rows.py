@@ -23,9 +23,9 @@ from dataclean_env.operations.column_checks import (
     sample,
     take_rows,
 )
-from dataclean_env.operations.fill import constant_for
+from dataclean_env.operations.fill import constant_for, number_for
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
-from dataclean_env.values import MISSING, Kind
+from dataclean_env.values import MISSING, NUMERIC_KINDS, Kind
 
 RowId = int | str
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -105,7 +105,9 @@ def _cell_value(column: str, kind: Kind, value: str | int | float | bool | None)
         if kind in (Kind.INT, Kind.BOOL):
             raise InvalidParameters(f"column {column!r} ({kind}) cannot hold empty cells")
         return MISSING
-    cell = constant_for(column, kind, value)
+    if kind not in NUMERIC_KINDS:
+        return constant_for(column, kind, value)
+    cell = number_for(column, value)
     if kind == Kind.INT and not (float(cell).is_integer() and INT64_MIN <= cell <= INT64_MAX):
         raise InvalidParameters(f"column {column!r} holds whole numbers; {value!r} is not one")
     if kind == Kind.FLOAT and not math.isfinite(cell):
