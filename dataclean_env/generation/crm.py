@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from typing import Any
 
 import pandas as pd
 
@@ -72,7 +73,7 @@ def generate(rng: random.Random) -> Generated:
     upper_emails, has_copies = present(rng, difficulty), present(rng, difficulty)
     domain = rng.choice(TEST_DOMAINS)
     ids = sorted(rng.sample(range(100_000, 999_999), rows))
-    clean_rows = []
+    clean_rows: list[dict[str, Any]] = []
     for contact_id in ids:
         clean_rows.append(
             {

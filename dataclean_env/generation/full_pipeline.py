@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from typing import Any
 
 import pandas as pd
 
@@ -67,7 +68,7 @@ def generate(rng: random.Random) -> Generated:
     )
     has_copies, has_ages = present(rng, difficulty), present(rng, difficulty)
     has_future, has_negative = present(rng, difficulty), present(rng, difficulty)
-    clean_rows = [
+    clean_rows: list[dict[str, Any]] = [
         {
             "employee_id": employee_id,
             "name": names.draw(),

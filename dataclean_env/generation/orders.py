@@ -142,9 +142,7 @@ def generate(rng: random.Random) -> Generated:
     dirty = pd.DataFrame(shuffled_with(rng, dirty_rows, copies))
     dirty = dirty.astype({c: "str" for c in ("customer_name", "product", "status", "order_date")})
     clean = pd.DataFrame(clean_rows)
-    clean["unit_price"] = clean["unit_price"].where(
-        [r["order_id"] not in capped for r in clean_rows], float(cap)
-    )
+    clean["unit_price"] = clean["unit_price"].where(~clean["order_id"].isin(capped), float(cap))
     clean["order_date"] = [dates.gold(d) for d in clean["order_date"]]
     clean = clean.astype({c: "str" for c in ("customer_name", "product", "status")})
     if dates.target == "datetime":
