@@ -191,7 +191,7 @@ class Episode:
         self.exact = reward["penalty"] <= FLOOR and all(v >= 1.0 for v in self._scores.values())
         # model_construct: the values come from the grader, already of the right types, and
         # validating them again on every step costs more than the grading itself.
-        return Reward.model_construct(**reward_object(reward))
+        return Reward.model_construct(None, **reward_object(reward))
 
     # ── views ─────────────────────────────────────────────────────────────
     @property
