@@ -142,8 +142,9 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, CellRepairGr
 def _as_keys(column: pd.Series) -> pd.Series:
     """Whole-number keys as integers (row ids an agent types), any other key as text."""
     numbers = [parse_number(v) for v in column]
-    if all(n is not None and n.is_integer() for n in numbers):
-        return pd.Series([int(n) for n in numbers], index=column.index, dtype="int64")
+    whole = [int(n) for n in numbers if n is not None and n.is_integer()]
+    if len(whole) == len(numbers):
+        return pd.Series(whole, index=column.index, dtype="int64")
     return column
 
 
