@@ -35,7 +35,7 @@ from dataclean_env.grading.claims import (
 from dataclean_env.grading.truth import ERROR_TYPES, ROW, Truth, from_tables
 from dataclean_env.operations.claims import AUDIT_PHASES, FIX_OPERATIONS, MAX_FIX_STEPS
 from dataclean_env.tasks.custom import GOLD_FILES, ROW_ID, NotATask, read_csv, task_file
-from dataclean_env.tasks.registry import Task, TaskSpec
+from dataclean_env.tasks.registry import Task, TaskGrader, TaskSpec
 from dataclean_env.values import NUMERIC_KINDS, Kind, kind_of
 
 GENERATED = {
@@ -107,11 +107,13 @@ def _max_steps(kind: str, rows: int) -> int:
     return {"detection": 6 + 2 * pages, "standardisation": 8 + pages, "audit": 10 + 2 * pages}[kind]
 
 
-def build(task_id: str, family: str, kind: str, source: Source) -> tuple[TaskSpec, Any, tuple]:
+def build(
+    task_id: str, family: str, kind: str, source: Source
+) -> tuple[TaskSpec, TaskGrader, tuple]:
     """The spec, grader and reference solution of one claim task."""
     dirty, gold, key = source.dirty, source.gold, source.key
     if kind == "detection":
-        grader: Any = DetectionGrader(source.truth)
+        grader: TaskGrader = DetectionGrader(source.truth)
         solution: tuple = (_report("report_errors", source.truth),)
     elif kind == "audit":
         grader = AuditGrader(source.truth)
