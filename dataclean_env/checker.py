@@ -21,7 +21,7 @@ from typing import Any
 from dataclean_env.doors import attempt, start_episode
 from dataclean_env.episode import Episode
 from dataclean_env.grading.reward import CEILING, FLOOR
-from dataclean_env.schemas import Action, StepResult
+from dataclean_env.schemas import Action, StepResult, graded
 from dataclean_env.tasks import TaskRegistry
 
 TABLE_FIELDS = ("columns", "shape", "missing_values", "dtypes", "duplicate_count", "sample_rows")
@@ -43,7 +43,7 @@ def _comparable(result: StepResult) -> str:
 
 
 def _in_range(result: StepResult) -> bool:
-    return all(FLOOR <= value <= CEILING for value in result.reward.model_dump().values())
+    return all(FLOOR <= value <= CEILING for value in graded(result).model_dump().values())
 
 
 def check_task(
@@ -96,8 +96,8 @@ def check_task(
         return {
             "status": "passed" if all(checks.values()) else "failed",
             "checks": checks,
-            "reset_reward": first.reward.total,
-            "step_reward": stepped.reward.total,
+            "reset_reward": graded(first).total,
+            "step_reward": graded(stepped).total,
         }
     except Exception as exc:  # a task that cannot even run is what the checker is for
         return {"status": "failed", "checks": checks, "error": f"{type(exc).__name__}: {exc}"}

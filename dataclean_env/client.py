@@ -24,9 +24,12 @@ __all__ = ["CleaningAction", "CleaningObservation", "CleaningState", "DataCleani
 
 class DataCleaningClient(EnvClient[CleaningAction, CleaningObservation, CleaningState]):
     def _step_payload(self, action: CleaningAction | dict[str, Any]) -> dict[str, Any]:
-        if isinstance(action, dict):
-            action = CleaningAction.model_validate(action)
-        return {"operation": action.operation, "parameters": action.parameters}
+        # CleaningAction derives from openenv's untyped Action, so the checker cannot rule
+        # out that it is a dict: name the parsed action apart instead of narrowing.
+        parsed = (
+            action if isinstance(action, CleaningAction) else CleaningAction.model_validate(action)
+        )
+        return {"operation": parsed.operation, "parameters": parsed.parameters}
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[CleaningObservation]:
         observation = CleaningObservation.model_validate(

@@ -38,7 +38,7 @@ from dataclean_env.schemas import (
 )
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import Task
-from dataclean_env.values import MISSING
+from dataclean_env.values import MISSING, Kind
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +191,7 @@ class Episode:
         self.exact = reward["penalty"] <= FLOOR and all(v >= 1.0 for v in self._scores.values())
         # model_construct: the values come from the grader, already of the right types, and
         # validating them again on every step costs more than the grading itself.
-        return Reward.model_construct(**reward_object(reward))
+        return Reward.model_construct(None, **reward_object(reward))
 
     # ── views ─────────────────────────────────────────────────────────────
     @property
@@ -294,7 +294,7 @@ def _servable(result: OpResult) -> Snapshot:
         raise OperationFailed("the result would have duplicate or non-text column names")
     snapshot = result.snapshot or Snapshot.of(result.table)
     for column, kind in snapshot.kinds.items():
-        if kind == "float" and any(
+        if kind == Kind.FLOAT and any(
             v is not MISSING and math.isinf(v) for v in snapshot.values[column]
         ):
             raise OperationFailed(f"the result would hold infinite values in {column!r}")

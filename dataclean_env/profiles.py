@@ -14,7 +14,7 @@ from itertools import islice
 from typing import Any
 
 from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import MISSING, json_cell
+from dataclean_env.values import MISSING, Kind, json_cell
 
 TOP_VALUES = 5  # most frequent values listed per column
 TOP_SHAPES = 5  # most frequent shapes listed per column
@@ -34,7 +34,7 @@ _SHAPE_BYTES = bytes(
     for b in range(128)
 ) + bytes(range(128, 256))
 _SEPARATOR = "\x00"
-_ORDERED_KINDS = frozenset({"int", "float", "datetime"})
+_ORDERED_KINDS = frozenset({Kind.INT, Kind.FLOAT, Kind.DATETIME})
 
 
 def _cut(text: str, limit: int) -> str:
@@ -77,7 +77,7 @@ def _most_common(counts: Counter[Any], present: int) -> list[tuple[Any, int]]:
     return counts.most_common(TOP_VALUES)
 
 
-def profile_column(values: list[Any], kind: str) -> dict[str, Any]:
+def profile_column(values: list[Any], kind: Kind) -> dict[str, Any]:
     """The profile of one column's values (missing cells are MISSING)."""
     counts = Counter(values)
     missing = counts.pop(MISSING, 0)
@@ -86,7 +86,7 @@ def profile_column(values: list[Any], kind: str) -> dict[str, Any]:
         "distinct": len(counts),
         "top_values": [[_shown(v), n] for v, n in _most_common(counts, len(values) - missing)],
     }
-    if kind == "str":
+    if kind == Kind.STR:
         profile["shapes"] = _shape_counts(values, counts)
     if kind in _ORDERED_KINDS and counts:
         profile["min"] = json_cell(min(counts))
@@ -101,7 +101,7 @@ def column_profiles(
     """A profile per column of `snapshot`. `previous` is an earlier (snapshot, profiles) pair:
     a column whose value list is the very same object, with the same kind, keeps its profile
     (renames and steps that touch other columns cost nothing)."""
-    reusable: dict[int, tuple[str, dict[str, Any]]] = {}
+    reusable: dict[int, tuple[Kind, dict[str, Any]]] = {}
     if previous is not None:
         old, old_profiles = previous
         for column in old.columns:

@@ -206,3 +206,11 @@ class ResetRequest(BaseModel):
         description='"hidden": no reward or score until the episode ends (a blind episode). '
         "REST always answers the reward object, so delta and absolute are the same here.",
     )
+
+
+def graded(result: StepResult) -> Reward:
+    """The reward of a result the engine made: only a door's blind view (reward_visibility)
+    leaves it out, and that view never comes back into the engine's own callers."""
+    if result.reward is None:
+        raise ValueError("a blind step result has no reward")
+    return result.reward

@@ -8,12 +8,12 @@ version, so a step costs a handful of pandas calls rather than dozens.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
-from dataclean_env.values import MISSING, dtype_name, kind_of
+from dataclean_env.values import MISSING, Kind, dtype_name, kind_of
 
 
 def _normalise(values: list[Any]) -> list[Any]:
@@ -34,7 +34,7 @@ def _cells(series: pd.Series) -> list[Any]:
 @dataclass(frozen=True)
 class Snapshot:
     columns: tuple[str, ...]
-    kinds: dict[str, str]
+    kinds: dict[str, Kind]
     dtype_names: dict[str, str]
     values: dict[str, list[Any]]  # missing cells are MISSING
     n_rows: int
@@ -43,7 +43,9 @@ class Snapshot:
     def of(cls, table: pd.DataFrame) -> Snapshot:
         columns = tuple(table.columns)
         dtypes = table.dtypes.tolist()
-        values = {c: _cells(s) for c, s in table.items()}
+        # Headers are text in every table the engine holds (loaders read CSV headers, and
+        # Episode._servable refuses a step that makes them anything else).
+        values = {cast(str, c): _cells(s) for c, s in table.items()}
         return cls(
             columns=columns,
             kinds={c: kind_of(d) for c, d in zip(columns, dtypes, strict=True)},

@@ -15,7 +15,7 @@ import datetime as dt
 import difflib
 import re
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +70,7 @@ class Column:
         return sum(1 for v in present if test(v)) / len(present) if present else 0.0
 
 
-def find_errors(rows: list[Row], key: str, description: str) -> Found:
+def find_errors(rows: Sequence[Row], key: str, description: str) -> Found:
     """The cells (and rows) that break their column's profile, with a guessed type."""
     if not rows:
         return {}
@@ -80,11 +80,11 @@ def find_errors(rows: list[Row], key: str, description: str) -> Found:
     complete = "no value is missing" in description.lower()
     found: Found = {}
     for name in columns:
-        column = Column(name, [text(row.get(name)) for row in rows])
+        profile = Column(name, [text(row.get(name)) for row in rows])
         # Empty cells are errors where the card says so, or where they are rare: a column
         # often empty in its own right (an optional field) is left alone.
-        rare = len(column.present) >= (1 - RARE_MISSING) * len(column.values)
-        for row_id, kind in _column_errors(column, bounds.get(name), complete or rare).items():
+        rare = len(profile.present) >= (1 - RARE_MISSING) * len(profile.values)
+        for row_id, kind in _column_errors(profile, bounds.get(name), complete or rare).items():
             found[(ids[row_id], name)] = kind
     for (row, column), kind in _dependency_errors(rows, columns, ids).items():
         found.setdefault((row, column), kind)
@@ -142,7 +142,7 @@ def _as_date(value: str) -> dt.date | None:
     return None
 
 
-def _dependency_errors(rows: list[Row], columns: list[str], ids: list[Any]) -> Found:
+def _dependency_errors(rows: Sequence[Row], columns: list[str], ids: list[Any]) -> Found:
     """Where column b mostly follows from column a (each a value has one b in at least 80%
     of its rows, and b has fewer values than a), the rows whose b disagrees."""
     found: Found = {}
@@ -166,7 +166,7 @@ def _dependency_errors(rows: list[Row], columns: list[str], ids: list[Any]) -> F
     return found
 
 
-def _duplicates(rows: list[Row], columns: list[str], ids: list[Any]) -> list[Any]:
+def _duplicates(rows: Sequence[Row], columns: list[str], ids: list[Any]) -> list[Any]:
     """Ids of rows equal to a row with a smaller id on every column but the key."""
     first: dict[tuple, Any] = {}
     copies = []
@@ -184,7 +184,7 @@ def _order(row_id: Any) -> tuple[int, Any]:
 
 
 # ── repairs the heuristic trusts ────────────────────────────────────────────
-def repairs(rows: list[Row], key: str, found: Found) -> list[dict[str, Any]]:
+def repairs(rows: Sequence[Row], key: str, found: Found) -> list[dict[str, Any]]:
     """set_cell / drop_rows actions for the flagged cells whose right value the profile
     shows: a case variant or near spelling of a frequent value, the majority country of a
     city, a slashed date whose order is unambiguous; duplicates are dropped."""
@@ -241,7 +241,7 @@ def _repair(value: str, kind: str, frequent: list[str]) -> str | None:
 
 
 # ── standardisation ─────────────────────────────────────────────────────────
-def transforms(rows: list[Row], key: str, description: str) -> dict[str, list[dict[str, Any]]]:
+def transforms(rows: Sequence[Row], key: str, description: str) -> dict[str, list[dict[str, Any]]]:
     """Per column, the registry operations its values and the description call for."""
     aliases = dict(_ALIAS.findall(description))
     out: dict[str, list[dict[str, Any]]] = {}

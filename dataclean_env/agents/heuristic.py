@@ -148,6 +148,7 @@ class HeuristicAgent:
                 "operation": "show_rows",
                 "parameters": {"offset": self.scan_next - SCAN_WINDOW, "limit": SCAN_WINDOW},
             }
+        assert self.card is not None  # only a card's drop rule starts a hunt
         self.card.drop_matching = None
         if not self.to_drop:
             return None
@@ -182,7 +183,7 @@ class HeuristicAgent:
 
 def _rename_mapping(columns: list[str], targets: list[str]) -> dict[str, str]:
     """Current header -> target name, by snake_case and then by closest spelling."""
-    mapping = {}
+    mapping: dict[str, str] = {}
     free = [t for t in targets if t not in columns]
     for column in columns:
         if column in targets:

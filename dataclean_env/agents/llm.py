@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletionMessageParam
 
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
 from dataclean_env.agents.parsing import UnparseableReply, parse_action
@@ -39,7 +40,7 @@ class LLMAgent:
         if self._pending is not None:
             action, problem = self._pending
             self.turns.append(Turn(action, problem or observation["message"]))
-        messages = [
+        messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": user_message(observation, self.turns)},
         ]
@@ -59,7 +60,7 @@ class LLMAgent:
         self._pending = (action, "")
         return action
 
-    def _complete(self, messages: list[dict[str, str]]) -> str:
+    def _complete(self, messages: list[ChatCompletionMessageParam]) -> str:
         attempt = 0
         while True:
             try:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dataclean_env.operations.formats import eu_number_steps
+from dataclean_env.values import NUMERIC_KINDS, Kind
 
 ActionDict = dict[str, Any]  # an action envelope as JSON: {"operation", "parameters"}
 NO_CEILING = 1e12
@@ -113,13 +114,13 @@ def read_card(
         if not (readable_bool(yes) and readable_bool(no)):  # fix_dtype cannot read them
             add("values", "map", column=column, mapping={yes: "true", no: "false"})
     for match, column in cued(r"\b(?:an?|to) (int|float|bool|datetime)\b"):
-        kind = match.group(1)
-        if eu and kind in ("int", "float"):
+        kind = Kind(match.group(1))
+        if eu and kind in NUMERIC_KINDS:
             for step in eu_number_steps(column):
                 add("numbers", step["operation"], **step["parameters"])
-        if other and kind in ("int", "float"):
+        if other and kind in NUMERIC_KINDS:
             add("numbers", "regex_replace", column=column, pattern=r"[^0-9.-]", replacement="")
-        add("types", "fix_dtype", column=column, dtype=kind)
+        add("types", "fix_dtype", column=column, dtype=kind.value)
     for match, column in cued(r"within (-?\d+)\.\.(-?\d+)"):
         add(
             "limits",

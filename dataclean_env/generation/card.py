@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import random
 
+from dataclean_env.values import Kind
+
 # kind -> (plain phrasings, varied phrasings); fields in braces are filled per rule.
 PHRASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "title": (
@@ -178,10 +180,10 @@ INFERABLE = ("dates", "aliases")  # kinds a hard card may leave for the data to 
 
 # Varied renderings of field values, so the varied phrasings do not carry the plain cues.
 KIND_WORDS = {
-    "int": "whole numbers",
-    "float": "decimal numbers",
-    "bool": "true/false flags",
-    "datetime": "a date type",
+    Kind.INT: "whole numbers",
+    Kind.FLOAT: "decimal numbers",
+    Kind.BOOL: "true/false flags",
+    Kind.DATETIME: "a date type",
 }
 TARGET_PLAIN = {"text": "ISO text", "datetime": "a datetime"}
 TARGET_VARIED = {"text": "YYYY-MM-DD text", "datetime": "a real date column"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from typing import Any
 
 import pandas as pd
 
@@ -31,6 +32,7 @@ from dataclean_env.generation.treatments import (
     state_cast,
     state_style,
 )
+from dataclean_env.values import Kind
 
 COUNTRIES = ("United States", "Germany", "France", "Brazil", "Japan", "Nigeria", "Canada", "India")
 SEGMENTS = ("enterprise", "smb", "consumer")
@@ -67,11 +69,11 @@ def generate(rng: random.Random) -> Generated:
     tokens = Tokens(rng, None)
     dates = Dates(rng, card, ("text", "datetime"))
     style = number_style(rng)
-    values = Numbers(rng, difficulty, style, "float")
+    values = Numbers(rng, difficulty, style, Kind.FLOAT)
     upper_emails, has_copies = present(rng, difficulty), present(rng, difficulty)
     domain = rng.choice(TEST_DOMAINS)
     ids = sorted(rng.sample(range(100_000, 999_999), rows))
-    clean_rows = []
+    clean_rows: list[dict[str, Any]] = []
     for contact_id in ids:
         clean_rows.append(
             {
@@ -136,7 +138,7 @@ def generate(rng: random.Random) -> Generated:
     dates.state(card, "created_at")
     if values.as_text:
         state_style(card, style)
-    state_cast(card, "lifetime_value", "float")
+    state_cast(card, "lifetime_value", Kind.FLOAT)
     card.state("zero_real", col="lifetime_value")
     if has_copies:
         card.state("dedupe_key", key="contact_id")

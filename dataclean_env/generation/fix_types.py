@@ -29,6 +29,7 @@ from dataclean_env.generation.treatments import (
     state_cast,
     state_style,
 )
+from dataclean_env.values import Kind
 
 OPERATIONS = (
     "fix_dtype",
@@ -84,12 +85,12 @@ def generate(rng: random.Random) -> Generated:
 
     if as_text["quantity"] or as_text["unit_price"]:
         state_style(card, style)
-    state_cast(card, "quantity", "int")
-    state_cast(card, "unit_price", "float")
+    state_cast(card, "quantity", Kind.INT)
+    state_cast(card, "unit_price", Kind.FLOAT)
     if as_text["paid"]:
         flags.state(card, "paid")
     else:
-        state_cast(card, "paid", "bool")
+        state_cast(card, "paid", Kind.BOOL)
     dates.state(card, "ordered_on")
     card.state("keep_text", col="postcode")
     description = card.text(
@@ -98,8 +99,8 @@ def generate(rng: random.Random) -> Generated:
         "is the protected key.",
     )
     plan = (
-        *(number_steps("quantity", style, "int") if as_text["quantity"] else []),
-        *(number_steps("unit_price", style, "float") if as_text["unit_price"] else []),
+        *(number_steps("quantity", style, Kind.INT) if as_text["quantity"] else []),
+        *(number_steps("unit_price", style, Kind.FLOAT) if as_text["unit_price"] else []),
         *(flags.steps("paid") if as_text["paid"] else []),
         *dates.steps("ordered_on"),
     )

@@ -104,7 +104,7 @@ def generate(rng: random.Random, difficulty: str | None = None) -> Formatted:
         f"{described_mapping(aliases)}; signup_date as ISO text — slashed dates are "
         f"{date_order(convention)}; amount is written {currency} and must become a number."
     )
-    transforms = {
+    transforms: dict[str, list[dict[str, Any]]] = {
         "full_name": [{"operation": "strip"}, {"operation": "title"}],
         "email": [{"operation": "strip"}, {"operation": "lower"}],
         "phone": [{"operation": "phone_us"}],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from typing import Any
 
 import pandas as pd
 
@@ -29,6 +30,7 @@ from dataclean_env.generation.treatments import (
     present,
     state_style,
 )
+from dataclean_env.values import Kind
 
 DEPARTMENTS = ("Sales", "Finance", "Engineering", "Support", "Marketing")
 FALLBACKS = ("Unassigned", "General", "Pending Review")
@@ -61,12 +63,12 @@ def generate(rng: random.Random) -> Generated:
     dates = Dates(rng, card, ("text", "datetime"))
     style = number_style(rng)
     ages, revenues = (
-        Numbers(rng, difficulty, "plain", "int"),
-        Numbers(rng, difficulty, style, "float"),
+        Numbers(rng, difficulty, "plain", Kind.INT),
+        Numbers(rng, difficulty, style, Kind.FLOAT),
     )
     has_copies, has_ages = present(rng, difficulty), present(rng, difficulty)
     has_future, has_negative = present(rng, difficulty), present(rng, difficulty)
-    clean_rows = [
+    clean_rows: list[dict[str, Any]] = [
         {
             "employee_id": employee_id,
             "name": names.draw(),
@@ -142,7 +144,7 @@ def generate(rng: random.Random) -> Generated:
     if has_ages:
         card.state("within", col="age", low=str(youngest), high=str(oldest))
     else:
-        card.state("cast", col="age", kind="int", a_kind="an int", kind_varied="whole numbers")
+        card.state("cast", col="age", kind=Kind.INT, a_kind="an int", kind_varied="whole numbers")
     dates.state(card, "hire_date")
     if has_future:
         card.state("century", col="hire_date")
@@ -151,7 +153,7 @@ def generate(rng: random.Random) -> Generated:
     if has_negative:
         card.state("floor0", col="revenue")
     else:
-        card.state("cast", col="revenue", kind="float", a_kind="a float", kind_varied="decimals")
+        card.state("cast", col="revenue", kind=Kind.FLOAT, a_kind="a float", kind_varied="decimals")
     flags.state(card, "active")
     description = card.text(
         f"Employee records ({len(dirty)} rows, {difficulty}) that need the whole pipeline.",

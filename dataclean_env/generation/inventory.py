@@ -31,6 +31,7 @@ from dataclean_env.generation.treatments import (
     state_cast,
     state_style,
 )
+from dataclean_env.values import Kind
 
 WAREHOUSES = ("Berlin DC", "Lagos Hub", "Osaka Depot", "Toronto Yard", "Lima Store", "Austin Lot")
 OPERATIONS = (
@@ -58,7 +59,10 @@ def generate(rng: random.Random) -> Generated:
     difficulty, rows, rate = pick_difficulty(rng)
     card = Card(rng, difficulty)
     style = number_style(rng)
-    counts, costs = Numbers(rng, difficulty, style, "int"), Numbers(rng, difficulty, style, "float")
+    counts, costs = (
+        Numbers(rng, difficulty, style, Kind.INT),
+        Numbers(rng, difficulty, style, Kind.FLOAT),
+    )
     flags = Flags(rng, difficulty)
     warehouses = Aliases(rng, card, list(WAREHOUSES))
     tokens = Tokens(rng, "0")
@@ -128,9 +132,9 @@ def generate(rng: random.Random) -> Generated:
     if has_misreads:
         card.state("floor0_int", col="on_hand")
     else:
-        state_cast(card, "on_hand", "int")
-    state_cast(card, "unit_cost", "float")
-    state_cast(card, "reorder_level", "int")
+        state_cast(card, "on_hand", Kind.INT)
+    state_cast(card, "unit_cost", Kind.FLOAT)
+    state_cast(card, "reorder_level", Kind.INT)
     tokens.state(card, "reorder_level")
     flags.state(card, "discontinued")
     dates.state(card, "counted_on")

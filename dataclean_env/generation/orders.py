@@ -30,6 +30,7 @@ from dataclean_env.generation.treatments import (
     state_cast,
     state_style,
 )
+from dataclean_env.values import Kind
 
 STATUSES = ("shipped", "pending", "delivered", "cancelled", "returned")
 PRICE_CAPS = (1500, 2000, 2500, 5000)
@@ -70,8 +71,8 @@ def generate(rng: random.Random) -> Generated:
     statuses = Aliases(rng, card, status_names)
     dates = Dates(rng, card, ("text", "datetime"))
     style = number_style(rng)
-    quantities = Numbers(rng, difficulty, style, "int")
-    prices = Numbers(rng, difficulty, style, "float")
+    quantities = Numbers(rng, difficulty, style, Kind.INT)
+    prices = Numbers(rng, difficulty, style, Kind.FLOAT)
     cap = rng.choice(PRICE_CAPS)
     cased, has_copies = present(rng, difficulty), present(rng, difficulty)
     has_misspelt, has_capped = present(rng, difficulty), present(rng, difficulty)
@@ -141,9 +142,7 @@ def generate(rng: random.Random) -> Generated:
     dirty = pd.DataFrame(shuffled_with(rng, dirty_rows, copies))
     dirty = dirty.astype({c: "str" for c in ("customer_name", "product", "status", "order_date")})
     clean = pd.DataFrame(clean_rows)
-    clean["unit_price"] = clean["unit_price"].where(
-        [r["order_id"] not in capped for r in clean_rows], float(cap)
-    )
+    clean["unit_price"] = clean["unit_price"].where(~clean["order_id"].isin(capped), float(cap))
     clean["order_date"] = [dates.gold(d) for d in clean["order_date"]]
     clean = clean.astype({c: "str" for c in ("customer_name", "product", "status")})
     if dates.target == "datetime":
@@ -157,12 +156,12 @@ def generate(rng: random.Random) -> Generated:
     dates.state(card, "order_date")
     if quantities.as_text or prices.as_text:
         state_style(card, style)
-    state_cast(card, "quantity", "int")
+    state_cast(card, "quantity", Kind.INT)
     card.state("zero_real", col="quantity")
     if has_capped:
         card.state("cap", col="unit_price", high=str(cap))
     else:
-        state_cast(card, "unit_price", "float")
+        state_cast(card, "unit_price", Kind.FLOAT)
     if has_misspelt:
         card.state("fd", key="customer_id", col="customer_name")
     if has_copies:

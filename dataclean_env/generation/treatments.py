@@ -29,6 +29,7 @@ from dataclean_env.generation.card import (
 from dataclean_env.generation.noise import padded
 from dataclean_env.generation.pools import FIRST_NAMES, LAST_NAMES
 from dataclean_env.operations.formats import eu_number_steps
+from dataclean_env.values import Kind
 
 Action = dict[str, Any]
 
@@ -383,7 +384,7 @@ def count(value: int, style: str) -> str:
     return _grouped(f"{value:,}", style)
 
 
-def number_steps(column: str, style: str, kind: str) -> list[Action]:
+def number_steps(column: str, style: str, kind: Kind) -> list[Action]:
     """fix_dtype reads US and plain numbers; other styles lose their separators first."""
     _, _, _, decimal = NUMBER_STYLES[style]
     if decimal == ",":
@@ -392,21 +393,23 @@ def number_steps(column: str, style: str, kind: str) -> list[Action]:
         steps = []
     else:
         steps = [act("regex_replace", column=column, pattern=r"[^0-9.-]", replacement="")]
-    return [*steps, act("fix_dtype", column=column, dtype=kind)]
+    return [*steps, act("fix_dtype", column=column, dtype=kind.value)]
 
 
 class Numbers:
     """A numeric column that arrives as text in the instance's number style, or (an error
     this instance may not have) already typed."""
 
-    def __init__(self, rng: random.Random, difficulty: str, style: str, kind: str):
+    def __init__(self, rng: random.Random, difficulty: str, style: str, kind: Kind):
         self.as_text = present(rng, difficulty)
         self.style, self.kind = style, kind
 
     def render(self, value: float) -> Any:
         if not self.as_text:
             return value
-        return money(value, self.style) if self.kind == "float" else count(int(value), self.style)
+        return (
+            money(value, self.style) if self.kind == Kind.FLOAT else count(int(value), self.style)
+        )
 
     def steps(self, column: str) -> list[Action]:
         return number_steps(column, self.style, self.kind) if self.as_text else []
@@ -422,8 +425,8 @@ def state_style(card: Card, style: str) -> None:
     )
 
 
-def state_cast(card: Card, column: str, kind: str) -> None:
-    a_kind = f"an {kind}" if kind == "int" else f"a {kind}"
+def state_cast(card: Card, column: str, kind: Kind) -> None:
+    a_kind = f"an {kind}" if kind == Kind.INT else f"a {kind}"
     card.state("cast", col=column, kind=kind, a_kind=a_kind, kind_varied=KIND_WORDS[kind])
 
 

@@ -39,12 +39,14 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.grading.gold_facts import key_text
+from dataclean_env.grading.gold_facts import all_present, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.values import (
     MISSING,
+    NUMERIC_KINDS,
+    Kind,
     cells_equal,
     json_cell,
     parse_bool,
@@ -104,7 +106,7 @@ class GradedColumn:
     position: int  # in the dirty table (and so in every table of the episode)
     dirty_name: str
     clean_name: str
-    kind: str | None  # a declared type, or None: compared as text
+    kind: Kind | None  # a declared type, or None: compared as text
     clean: tuple[Any, ...]  # per clean row: clean text, or the clean value of `kind`
     dirty: tuple[str | None, ...]  # per clean row: dirty text (ABSENT: row not in dirty)
     dirty_right: tuple[bool, ...]
@@ -145,18 +147,18 @@ class CellRepairGrader:
         clean: pd.DataFrame,
         key: str,
         column_map: Mapping[str, str],
-        kinds: Mapping[str, str] | None = None,
+        kinds: Mapping[str, Kind] | None = None,
         grade_headers: bool = False,
     ):
         self.key = key
         self.grade_headers = grade_headers
         self.n_dirty_columns = len(dirty.columns)
         clean_keys = [key_text(v) for v in clean[key]]
-        if None in clean_keys or len(set(clean_keys)) != len(clean_keys):
+        if not all_present(clean_keys) or len(set(clean_keys)) != len(clean_keys):
             raise ValueError(
                 f"the key column {key!r} of the clean table must be unique and complete"
             )
-        self.clean_keys: tuple[str, ...] = tuple(clean_keys)  # type: ignore[arg-type]
+        self.clean_keys: tuple[str, ...] = tuple(clean_keys)
         self.gold_keys = frozenset(self.clean_keys)
         kinds = dict(kinds or {})
         self._lock = threading.Lock()
@@ -309,7 +311,7 @@ class CellRepairGrader:
         hit = self._cache.get(cache_key)
         if hit is not None and hit[0] is values and hit[1] is alignment:
             return hit[2]
-        if column.kind in (None, "str"):
+        if column.kind in (None, Kind.STR):
             result = (errors, *_text_column_counts(column, values, alignment))
         else:
             right, changed = _column_state(column, values, kind, alignment)
@@ -337,15 +339,15 @@ class CellRepairGrader:
             self._cached_cells += size
 
 
-def _clean_value(value: Any, kind: str | None, column: str) -> Any:
+def _clean_value(value: Any, kind: Kind | None, column: str) -> Any:
     text = "" if value is None or (isinstance(value, float) and value != value) else str(value)
     text = text.strip()
-    if kind is None or kind == "str" or text == "":
+    if kind is None or kind == Kind.STR or text == "":
         return text
     parsed: Any
-    if kind in ("int", "float"):
+    if kind in NUMERIC_KINDS:
         parsed = parse_number(text)
-    elif kind == "bool":
+    elif kind == Kind.BOOL:
         parsed = parse_bool(text)
     else:
         parsed = parse_date(text)
@@ -379,13 +381,13 @@ def _text_column_counts(
 
 
 def _column_state(
-    column: GradedColumn, values: list[Any], kind: str, alignment: _Alignment
+    column: GradedColumn, values: list[Any], kind: Kind, alignment: _Alignment
 ) -> tuple[list[bool], list[bool]]:
     """Per clean row: is the cell right now, and has it changed since the dirty table."""
     right: list[bool] = []
     changed: list[bool] = []
     dirty_right = column.dirty_right or (False,) * len(column.clean)
-    typed = column.kind is not None and column.kind != "str"
+    typed = column.kind is not None and column.kind != Kind.STR
     for row, clean, dirty, was in zip(
         alignment.rows, column.clean, column.dirty, dirty_right, strict=True
     ):

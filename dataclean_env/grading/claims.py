@@ -21,12 +21,12 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.grading.gold_facts import key_text
+from dataclean_env.grading.gold_facts import all_present, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp
 from dataclean_env.grading.truth import Truth, Unit, error_type
 from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import MISSING, cells_equal, kind_of
+from dataclean_env.values import MISSING, Kind, cells_equal, kind_of
 
 TYPE_CREDIT = 0.5  # a right cell whose type is wrong or not given
 OVER_REPORT = 2.0  # reports beyond this many times the true count are scaled down
@@ -159,7 +159,7 @@ class StandardisationGrader:
     equal to gold."""
 
     key: str
-    kinds: Mapping[str, str]
+    kinds: Mapping[str, Kind]
     gold: Mapping[str, Mapping[str, Any]]  # column -> row id -> gold value
     right_in_dirty: Mapping[str, int]
 
@@ -167,6 +167,8 @@ class StandardisationGrader:
     def for_task(cls, dirty: pd.DataFrame, gold: pd.DataFrame, key: str) -> StandardisationGrader:
         kinds = {c: kind_of(gold[c].dtype) for c in gold.columns if c != key}
         keys = [key_text(v) for v in gold[key]]
+        if not all_present(keys):  # the task's Truth has already refused such a table
+            raise ValueError(f"the key column {key!r} of the clean table must be complete")
         snapshot = Snapshot.of(gold)
         values = {c: dict(zip(keys, snapshot.values[c], strict=True)) for c in kinds}
         grader = cls(key, kinds, values, {})

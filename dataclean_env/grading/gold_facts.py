@@ -10,13 +10,14 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
 import pandas as pd
 
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.values import (
     MISSING,
+    Kind,
     cells_equal,
     is_missing,
     kind_of,
@@ -38,6 +39,11 @@ def key_text(value: Any) -> str | None:
     return str(value).strip()
 
 
+def all_present(keys: list[str | None]) -> TypeGuard[list[str]]:
+    """No key is missing (`key_text` gave None for none of them)."""
+    return None not in keys
+
+
 @dataclass(frozen=True)
 class TableView:
     """The agent's table, indexed for grading: row keys, where each key first appears, and
@@ -50,7 +56,7 @@ class TableView:
     misplaced: frozenset[str] = frozenset()
 
     @property
-    def kinds(self) -> dict[str, str]:
+    def kinds(self) -> dict[str, Kind]:
         """Kinds of the table's columns, without the misplaced ones."""
         kinds = self.snapshot.kinds
         if not self.misplaced:
@@ -61,7 +67,7 @@ class TableView:
 @dataclass(frozen=True)
 class GoldFacts:
     key: str
-    kinds: dict[str, str]  # gold column -> kind, in gold order
+    kinds: dict[str, Kind]  # gold column -> kind, in gold order
     gold_keys: frozenset[str]
     outlier_keys: frozenset[str]  # rows of the dirty table that gold drops as outliers
     # (key, column, gold value) of every cell that is missing in dirty and present in gold
@@ -121,7 +127,7 @@ def build_facts(
     (default: the same name, else its snake_case)."""
     kinds = {c: kind_of(gold[c].dtype) for c in gold.columns}
     gold_keys = [key_text(v) for v in gold[key]]
-    if None in gold_keys or len(set(gold_keys)) != len(gold_keys):
+    if not all_present(gold_keys) or len(set(gold_keys)) != len(gold_keys):
         raise ValueError(f"gold key column {key!r} must be unique and complete")
     facts = GoldFacts(key, kinds, frozenset(gold_keys), frozenset(), ())
     dirty_view = facts.view(Snapshot.of(dirty))

@@ -25,11 +25,11 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.grading.gold_facts import key_text
+from dataclean_env.grading.gold_facts import all_present, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp, reward_object
 from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import MISSING, NUMBER_TOLERANCE, cells_equal, is_missing, kind_of
+from dataclean_env.values import MISSING, NUMBER_TOLERANCE, Kind, cells_equal, is_missing, kind_of
 
 WEIGHTS = {"repair_score": 0.6, "preservation_score": 0.2, "row_integrity_score": 0.2}
 Cell = tuple[str, str, Any]  # (key, gold column, gold value)
@@ -46,18 +46,18 @@ def _same_text(cell: Any, gold: str) -> bool:
 
 # How a present cell is compared with gold once its column has gold's type, so that the
 # cell is already a number, bool, timestamp or text (what `cells_equal` would parse first).
-_EQUAL: dict[str, Callable[[Any, Any], bool]] = {
-    "int": _near,
-    "float": _near,
-    "bool": operator.eq,
-    "datetime": operator.eq,
-    "str": _same_text,
+_EQUAL: dict[Kind, Callable[[Any, Any], bool]] = {
+    Kind.INT: _near,
+    Kind.FLOAT: _near,
+    Kind.BOOL: operator.eq,
+    Kind.DATETIME: operator.eq,
+    Kind.STR: _same_text,
 }
-_CANONICAL: dict[str, Callable[[Any], Any]] = {
-    "int": float,
-    "float": float,
-    "bool": bool,
-    "str": str,
+_CANONICAL: dict[Kind, Callable[[Any], Any]] = {
+    Kind.INT: float,
+    Kind.FLOAT: float,
+    Kind.BOOL: bool,
+    Kind.STR: str,
 }
 
 
@@ -68,7 +68,7 @@ def _keys(values: list[Any]) -> list[str | None]:
 @dataclass(frozen=True)
 class PreservationGrader:
     key: str
-    kinds: Mapping[str, str]
+    kinds: Mapping[str, Kind]
     gold_keys: frozenset[str]
     to_repair: tuple[Cell, ...]
     to_preserve: tuple[Cell, ...]
@@ -77,13 +77,14 @@ class PreservationGrader:
     def for_task(cls, dirty: pd.DataFrame, gold: pd.DataFrame, key: str) -> PreservationGrader:
         kinds = {c: kind_of(gold[c].dtype) for c in gold.columns}
         gold_keys = [key_text(v) for v in gold[key]]
-        if None in gold_keys or len(set(gold_keys)) != len(gold_keys):
+        if not all_present(gold_keys) or len(set(gold_keys)) != len(gold_keys):
             raise ValueError(
                 f"the key column {key!r} of the clean table must be unique and complete"
             )
         dirty_snapshot = Snapshot.of(dirty)
         first = _first_rows(_keys(dirty_snapshot.values[key]) if key in dirty else [])
-        to_repair, to_preserve = [], []
+        to_repair: list[Cell] = []
+        to_preserve: list[Cell] = []
         for position, gold_key in enumerate(gold_keys):
             row = first.get(gold_key)
             for column in gold.columns:
@@ -178,7 +179,7 @@ def _first_rows(keys: list[str | None]) -> dict[str, int]:
 
 
 def _right(
-    snapshot: Snapshot, row: int, column: str, gold_value: Any, kinds: Mapping[str, str]
+    snapshot: Snapshot, row: int, column: str, gold_value: Any, kinds: Mapping[str, Kind]
 ) -> bool:
     """The table's cell equals gold: same column type, equal value (missing if gold is)."""
     if snapshot.kinds.get(column) != kinds[column]:

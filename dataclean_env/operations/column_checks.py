@@ -10,7 +10,7 @@ import pandas as pd
 
 from dataclean_env.errors import InvalidParameters, OperationFailed
 from dataclean_env.operations.registry import OpContext, OpResult
-from dataclean_env.values import MISSING
+from dataclean_env.values import MISSING, Kind
 
 
 def require_columns(table: pd.DataFrame, columns: Iterable[str]) -> list[str]:
@@ -34,13 +34,15 @@ def text_columns(table: pd.DataFrame, ctx: OpContext, column: str | None) -> lis
     if column is not None:
         require_columns(table, [column])
         require_modifiable(ctx, [column])
-        if snapshot.kinds[column] != "str":
+        if snapshot.kinds[column] != Kind.STR:
             raise OperationFailed(
                 f"column {column!r} holds {snapshot.kinds[column]} values, not text"
             )
         return [column]
     return [
-        c for c in snapshot.columns if snapshot.kinds[c] == "str" and c not in ctx.protected_columns
+        c
+        for c in snapshot.columns
+        if snapshot.kinds[c] == Kind.STR and c not in ctx.protected_columns
     ]
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from dataclean_env.operations.registry import NoParams, OpContext, OpResult, operation
-from dataclean_env.values import kind_of
+from dataclean_env.values import Kind, kind_of
 
 
-def schema_report(table: pd.DataFrame, target: dict[str, str]) -> list[str]:
+def schema_report(table: pd.DataFrame, target: Mapping[str, Kind]) -> list[str]:
     """Mismatches between the table and the target schema (names and kinds)."""
     problems = []
     missing = [c for c in target if c not in table.columns]

@@ -23,7 +23,7 @@ from dataclean_env.operations.column_checks import (
     sample,
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
-from dataclean_env.values import MISSING, is_iso_date, kind_of, numbers_in, parse_bool
+from dataclean_env.values import MISSING, Kind, is_iso_date, kind_of, numbers_in, parse_bool
 
 Dtype = Literal["auto", "int", "float", "str", "bool", "datetime"]
 
@@ -39,7 +39,7 @@ class Column:
 
     name: str
     values: list[Any]
-    kind: str
+    kind: Kind
     index: pd.Index
 
     @property
@@ -82,16 +82,16 @@ def _whole(numbers: np.ndarray) -> bool:
 
 
 def to_float(column: Column) -> pd.Series | None:
-    if column.kind == "float":
+    if column.kind == Kind.FLOAT:
         return None
     numbers = _numbers(column)
-    if column.kind == "int":
+    if column.kind == Kind.INT:
         _refuse_inexact(column, numbers)
     return column.series(numbers, "float64")
 
 
 def to_int(column: Column) -> pd.Series | None:
-    if column.kind == "int":
+    if column.kind == Kind.INT:
         return None
     numbers = _numbers(column)
     missing = int(np.isnan(numbers).sum())
@@ -121,13 +121,13 @@ def _text(value: Any) -> Any:
 
 
 def to_str(column: Column) -> pd.Series | None:
-    if column.kind == "str":
+    if column.kind == Kind.STR:
         return None
     return column.series([_text(v) for v in column.values], object)
 
 
 def to_bool(column: Column) -> pd.Series | None:
-    if column.kind == "bool":
+    if column.kind == Kind.BOOL:
         return None
     if len(column.present) != len(column.values):
         raise OperationFailed(
@@ -143,7 +143,7 @@ def to_bool(column: Column) -> pd.Series | None:
 
 
 def to_datetime(column: Column) -> pd.Series | None:
-    if column.kind == "datetime":
+    if column.kind == Kind.DATETIME:
         return None
     bad = [v for v in column.present if not is_iso_date(v)]
     texts = ["NaT" if v is MISSING else str(v).strip() for v in column.values]
@@ -167,7 +167,7 @@ def _impossible_date(value: Any) -> bool:
 
 def infer(column: Column) -> pd.Series | None:
     """The most specific type every present value fits: int, float, bool, datetime or as is."""
-    if column.kind in ("int", "bool", "datetime"):
+    if column.kind in (Kind.INT, Kind.BOOL, Kind.DATETIME):
         return None
     present = column.present
     if not present:
@@ -176,7 +176,7 @@ def infer(column: Column) -> pd.Series | None:
     if not bad:
         if _whole(numbers):
             return column.series(numbers.astype("int64"))
-        return None if column.kind == "float" else column.series(numbers, "float64")
+        return None if column.kind == Kind.FLOAT else column.series(numbers, "float64")
     if len(present) == len(column.values) and all(
         isinstance(v, str) and v.strip().lower() in ("true", "false") for v in present
     ):
@@ -191,11 +191,11 @@ def infer(column: Column) -> pd.Series | None:
 
 CONVERTERS: dict[str, Converter] = {
     "auto": infer,
-    "int": to_int,
-    "float": to_float,
-    "str": to_str,
-    "bool": to_bool,
-    "datetime": to_datetime,
+    Kind.INT: to_int,
+    Kind.FLOAT: to_float,
+    Kind.STR: to_str,
+    Kind.BOOL: to_bool,
+    Kind.DATETIME: to_datetime,
 }
 
 

@@ -8,7 +8,7 @@ numbers when every present value is whole, else to two decimals.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -23,10 +23,10 @@ from dataclean_env.operations.column_checks import (
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
 from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import MISSING, numbers_in, parse_date
+from dataclean_env.values import MISSING, NUMERIC_KINDS, Kind, numbers_in, parse_date
 
 Strategy = Literal["mean", "median", "mode", "ffill", "bfill", "constant"]
-STRATEGIES: tuple[str, ...] = Strategy.__args__
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
 
 
 class FillMissingParams(Params):
@@ -79,7 +79,7 @@ def fill_missing(table: pd.DataFrame, params: FillMissingParams, ctx: OpContext)
     filled, skipped = [], []
     for column in targets:
         try:
-            new = _fill(table[column], snapshot, params)
+            new = _fill(table[column], column, snapshot, params)
         except OperationFailed:
             if params.column is not None:
                 raise
@@ -102,22 +102,23 @@ def _skipped(columns: list[str]) -> str:
     return f" Skipped (strategy does not apply): {', '.join(columns)}." if columns else ""
 
 
-def _fill(series: pd.Series, snapshot: Snapshot, params: FillMissingParams) -> pd.Series:
+def _fill(series: pd.Series, name: str, snapshot: Snapshot, params: FillMissingParams) -> pd.Series:
     strategy = params.strategy
     if strategy == "ffill":
         return series.ffill()
     if strategy == "bfill":
         return series.bfill()
-    kind = snapshot.kinds[series.name]
+    kind = snapshot.kinds[name]
     if strategy == "constant":
-        return series.fillna(constant_for(series.name, kind, params.value))
-    values = snapshot.values[series.name]
+        assert params.value is not None  # FillMissingParams requires it with constant
+        return series.fillna(constant_for(name, kind, params.value))
+    values = snapshot.values[name]
     if strategy == "mode":
-        return series.fillna(_mode(series.name, values))
-    return series.fillna(_average(series.name, values, kind, strategy))
+        return series.fillna(_mode(name, values))
+    return series.fillna(_average(name, values, kind, strategy))
 
 
-def _mode(name: str, values: list) -> object:
+def _mode(name: str, values: list[Any]) -> Any:
     counts: dict[object, int] = {}
     for value in values:
         if value is not MISSING:
@@ -129,7 +130,7 @@ def _mode(name: str, values: list) -> object:
     return min((v for v, n in counts.items() if n == top), key=lambda v: (type(v).__name__, v))
 
 
-def _average(name: str, values: list, kind: str, strategy: str) -> object:
+def _average(name: str, values: list[Any], kind: Kind, strategy: str) -> float | str:
     numbers, bad = numbers_in(values, kind, max_bad=3)
     if bad:
         raise OperationFailed(
@@ -143,25 +144,22 @@ def _average(name: str, values: list, kind: str, strategy: str) -> object:
     value = math.fsum(present) / present.size if mean else float(np.median(present))
     whole = bool(np.all(np.mod(present, 1) == 0))
     value = round(value) if whole else round(value, 2)
-    if kind in ("int", "float"):
+    if kind in NUMERIC_KINDS:
         return value
     # A number stored as text is filled with text; fix_dtype turns the column into numbers.
     return str(int(value)) if whole else f"{value:.2f}"
 
 
-def constant_for(name: str, kind: str, value: str | int | float | bool) -> object:
-    is_number = isinstance(value, int | float) and not isinstance(value, bool)
-    if kind in ("int", "float"):
-        if not is_number:
-            raise InvalidParameters(
-                f"column {name!r} is numeric; the constant must be a number, not {value!r}"
-            )
-        return value
-    if kind == "bool":
+def constant_for(
+    name: str, kind: Kind, value: str | int | float | bool
+) -> str | float | bool | pd.Timestamp:
+    if kind in NUMERIC_KINDS:
+        return number_for(name, value)
+    if kind == Kind.BOOL:
         if not isinstance(value, bool):
             raise InvalidParameters(f"column {name!r} is boolean; the constant must be true/false")
         return value
-    if kind == "datetime":
+    if kind == Kind.DATETIME:
         stamp = parse_date(value) if isinstance(value, str) else None
         if stamp is None:
             raise InvalidParameters(
@@ -171,6 +169,15 @@ def constant_for(name: str, kind: str, value: str | int | float | bool) -> objec
     if isinstance(value, bool):
         return str(value).lower()
     return str(value)
+
+
+def number_for(name: str, value: str | int | float | bool) -> int | float:
+    """`value` as a cell of the numeric column `name`, or InvalidParameters."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidParameters(
+            f"column {name!r} is numeric; the constant must be a number, not {value!r}"
+        )
+    return value
 
 
 for _strategy in STRATEGIES:

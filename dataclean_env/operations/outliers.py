@@ -23,7 +23,7 @@ from dataclean_env.operations.column_checks import (
     take_rows,
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
-from dataclean_env.values import numbers_in
+from dataclean_env.values import NUMERIC_KINDS, Kind, numbers_in
 
 DEFAULT_THRESHOLD = {"iqr": 1.5, "zscore": 3.0}
 
@@ -64,13 +64,13 @@ def remove_outliers(table: pd.DataFrame, params: RemoveOutliersParams, ctx: OpCo
     snapshot = ctx.snapshot_of(table)
     if params.column:
         columns = require_columns(table, [params.column])
-        if snapshot.kinds[params.column] not in ("int", "float"):
+        if snapshot.kinds[params.column] not in NUMERIC_KINDS:
             raise OperationFailed(
                 f"column {params.column!r} is not numeric ({snapshot.kinds[params.column]}); "
                 "convert it with fix_dtype first"
             )
     else:
-        columns = [c for c in snapshot.columns if snapshot.kinds[c] in ("int", "float")]
+        columns = [c for c in snapshot.columns if snapshot.kinds[c] in NUMERIC_KINDS]
     threshold = params.threshold or DEFAULT_THRESHOLD[params.method]
     drop = np.zeros(snapshot.n_rows, dtype=bool)
     for column in columns:
@@ -114,7 +114,7 @@ def clamp_outliers(table: pd.DataFrame, params: ClampOutliersParams, ctx: OpCont
     require_modifiable(ctx, [params.column])
     snapshot = ctx.snapshot_of(table)
     kind = snapshot.kinds[params.column]
-    if kind not in ("int", "float"):
+    if kind not in NUMERIC_KINDS:
         raise OperationFailed(
             f"column {params.column!r} is not numeric ({kind}); convert it with fix_dtype first"
         )
@@ -124,7 +124,7 @@ def clamp_outliers(table: pd.DataFrame, params: ClampOutliersParams, ctx: OpCont
     if not outside.any():
         return OpResult(table, f"clamp_outliers: nothing outside [{params.low}, {params.high}].")
     clamped = np.clip(numbers, params.low, params.high)
-    if kind == "int" and float(params.low).is_integer() and float(params.high).is_integer():
+    if kind == Kind.INT and float(params.low).is_integer() and float(params.high).is_integer():
         clamped = clamped.astype("int64")
     changed = {params.column: pd.Series(clamped, index=table.index, name=params.column)}
     return OpResult(

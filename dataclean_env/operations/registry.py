@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from dataclean_env.errors import InvalidParameters, UnknownOperation, describe
 from dataclean_env.snapshot import Snapshot
+from dataclean_env.values import Kind
 
 # The claim task kinds' operations (detection, standardisation, audit; operations/claims.py):
 # only their kinds allow them, and they never run inside a program.
@@ -39,7 +40,7 @@ class OpContext:
     """What an operation may know: the task's public target schema (never gold values) and,
     when the caller has one, the snapshot of the table it is applied to."""
 
-    target_schema: Mapping[str, str] = field(default_factory=dict)
+    target_schema: Mapping[str, Kind] = field(default_factory=dict)
     snapshot: Snapshot | None = None
     # Key columns the task protects: operations must not change their values.
     protected_columns: frozenset[str] = frozenset()

@@ -23,9 +23,9 @@ from dataclean_env.operations.column_checks import (
     sample,
     take_rows,
 )
-from dataclean_env.operations.fill import constant_for
+from dataclean_env.operations.fill import constant_for, number_for
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
-from dataclean_env.values import MISSING
+from dataclean_env.values import MISSING, NUMERIC_KINDS, Kind
 
 RowId = int | str
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -99,18 +99,20 @@ def set_cell(table: pd.DataFrame, params: SetCellParams, ctx: OpContext) -> OpRe
     return rewrite_rows(table, ctx, params.column, new, "set_cell")
 
 
-def _cell_value(column: str, kind: str, value: str | int | float | bool | None) -> Any:
+def _cell_value(column: str, kind: Kind, value: str | int | float | bool | None) -> Any:
     """`value` as a cell of a `kind` column (MISSING for null), or InvalidParameters."""
     if value is None:
-        if kind in ("int", "bool"):
+        if kind in (Kind.INT, Kind.BOOL):
             raise InvalidParameters(f"column {column!r} ({kind}) cannot hold empty cells")
         return MISSING
-    cell = constant_for(column, kind, value)
-    if kind == "int" and not (float(cell).is_integer() and INT64_MIN <= cell <= INT64_MAX):
+    if kind not in NUMERIC_KINDS:
+        return constant_for(column, kind, value)
+    cell = number_for(column, value)
+    if kind == Kind.INT and not (float(cell).is_integer() and INT64_MIN <= cell <= INT64_MAX):
         raise InvalidParameters(f"column {column!r} holds whole numbers; {value!r} is not one")
-    if kind == "float" and not math.isfinite(cell):
+    if kind == Kind.FLOAT and not math.isfinite(cell):
         raise InvalidParameters(f"column {column!r} needs a finite number, not {value!r}")
-    return int(cell) if kind == "int" else cell
+    return int(cell) if kind == Kind.INT else cell
 
 
 class ShowRowsParams(Params):

@@ -17,7 +17,7 @@ from dataclean_env.doors import attempt, start_episode
 from dataclean_env.episode import Episode
 from dataclean_env.errors import describe
 from dataclean_env.runner.selection import EpisodeKey
-from dataclean_env.schemas import Observation, StepResult
+from dataclean_env.schemas import Observation, StepResult, graded
 from dataclean_env.tasks import TaskRegistry
 
 OBSERVATION_FIELDS = frozenset(Observation.model_fields)
@@ -77,8 +77,8 @@ def _local_step(result: StepResult) -> Step:
     error = result.info.get("error")
     return Step(
         observation=result.observation.model_dump(mode="json"),
-        score=result.reward.total,
-        components=result.reward.model_dump(),
+        score=graded(result).total,
+        components=graded(result).model_dump(),
         done=result.done,
         error=error["detail"] if error else None,
         repair=result.info.get("repair"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import time
 import traceback
-from typing import TextIO
+from typing import Any, TextIO
 
 from dataclean_env.agents.parsing import UnparseableReply
 from dataclean_env.agents.reference import Agent
@@ -45,12 +45,14 @@ def run_episode(
         score, components, repair = step.score, step.components, step.repair
         budget = step.observation["step"] + step.observation["steps_remaining"]
         while not step.done and len(rewards) < ATTEMPTS_PER_STEP * budget:
+            action: dict[str, Any] | None = None
+            problem: str | None
             try:
-                action = agent.act(step.observation)
+                chosen = agent.act(step.observation)
             except UnparseableReply as reply:
-                action, problem = None, f"unparseable reply: {reply}"
+                problem = f"unparseable reply: {reply}"
             else:
-                step = env.step(action)
+                action, step = chosen, env.step(chosen)
                 problem = step.error
             invalid += problem is not None
             score, components, repair = step.score, step.components, step.repair

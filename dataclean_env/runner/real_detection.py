@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.agents.reference import NoOpAgent, OracleAgent
+from dataclean_env.grading.claims import DetectionGrader
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.selection import EpisodeKey
@@ -43,6 +44,8 @@ def detection_rows(registry: TaskRegistry) -> list[DetectionRow]:
         if spec.family != "custom" or spec.kind != "detection":
             continue
         task = registry.make(spec.task_id)
+        if not isinstance(task.grader, DetectionGrader):
+            raise TypeError(f"{spec.task_id}: a detection task without a DetectionGrader")
         key = EpisodeKey(spec.task_id, None, "eval")
         for agent in (NoOpAgent(), HeuristicAgent(), OracleAgent(task.solution)):
             found = run_episode(env, agent, key, out=io.StringIO()).components

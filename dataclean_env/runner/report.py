@@ -145,7 +145,9 @@ def plot(summaries: Sequence[Summary], path: Path) -> None:
     width = 0.8 / len(agents)
     figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(families)), 4.2), dpi=120)
     for i, agent in enumerate(agents):
-        positions, means, errors = [], [], [[], []]
+        positions: list[float] = []
+        means: list[float] = []
+        errors: list[list[float]] = [[], []]  # distances below and above each mean
         for j, family in enumerate(families):
             s = by_key.get((agent, family))
             if s is None:

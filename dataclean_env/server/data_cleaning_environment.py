@@ -66,7 +66,7 @@ from dataclean_env.generation import SPLITS
 from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
 from dataclean_env.openenv_light import skip_package_inits
 from dataclean_env.reward_visibility import REWARD_MODES, RewardMode, blind_info, hides
-from dataclean_env.schemas import Action, StepResult
+from dataclean_env.schemas import Action, StepResult, graded
 from dataclean_env.server.metrics import observe_ws_step
 from dataclean_env.server.scheduling import is_slow, run_sized
 from dataclean_env.settings import PROJECT_ROOT
@@ -208,7 +208,7 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
             )
         return CleaningObservation.model_construct(
             **dict(result.observation),
-            score=self.episode.score if self.episode is not None else result.reward.total,
+            score=self.episode.score if self.episode is not None else graded(result).total,
             score_components=result.reward,
             info=result.info,
             reward=reward,

@@ -53,7 +53,7 @@ def _parse_head(head: bytes) -> tuple[bytes, dict[bytes, bytes]]:
 async def _read_body(reader: asyncio.StreamReader, headers: dict[bytes, bytes]) -> bytes | None:
     """The body by Content-Length or chunked coding; None when the message has neither."""
     if b"chunked" in headers.get(b"transfer-encoding", b"").lower():
-        chunks = []
+        chunks: list[bytes] = []
         size_total = 0
         while True:
             size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)

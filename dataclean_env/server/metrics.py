@@ -106,7 +106,8 @@ def _from_body(body: bytes) -> tuple[str | None, str | None]:
         return None, None
     if not isinstance(data, dict):
         return None, None
-    action = data.get("action") if isinstance(data.get("action"), dict) else data
+    inner = data.get("action")
+    action = inner if isinstance(inner, dict) else data
     episode, operation = data.get("episode_id"), action.get("operation")
     return (
         episode if isinstance(episode, str) else None,

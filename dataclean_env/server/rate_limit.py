@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from dataclean_env.errors import RateLimited
 
@@ -45,7 +46,7 @@ class RateLimiter:
             del self._buckets[client]
 
 
-def client_key(scope: dict) -> str:
+def client_key(scope: Mapping[str, Any]) -> str:
     """The client's address (uvicorn puts X-Forwarded-For's here for trusted proxies)."""
     client = scope.get("client")
     return client[0] if client else "unknown"

@@ -35,8 +35,8 @@ from dataclean_env.grading.claims import (
 from dataclean_env.grading.truth import ERROR_TYPES, ROW, Truth, from_tables
 from dataclean_env.operations.claims import AUDIT_PHASES, FIX_OPERATIONS, MAX_FIX_STEPS
 from dataclean_env.tasks.custom import GOLD_FILES, ROW_ID, NotATask, read_csv, task_file
-from dataclean_env.tasks.registry import Task, TaskSpec
-from dataclean_env.values import kind_of
+from dataclean_env.tasks.registry import Task, TaskGrader, TaskSpec
+from dataclean_env.values import NUMERIC_KINDS, Kind, kind_of
 
 GENERATED = {
     "error_detection": "detection",
@@ -107,11 +107,13 @@ def _max_steps(kind: str, rows: int) -> int:
     return {"detection": 6 + 2 * pages, "standardisation": 8 + pages, "audit": 10 + 2 * pages}[kind]
 
 
-def build(task_id: str, family: str, kind: str, source: Source) -> tuple[TaskSpec, Any, tuple]:
+def build(
+    task_id: str, family: str, kind: str, source: Source
+) -> tuple[TaskSpec, TaskGrader, tuple]:
     """The spec, grader and reference solution of one claim task."""
     dirty, gold, key = source.dirty, source.gold, source.key
     if kind == "detection":
-        grader: Any = DetectionGrader(source.truth)
+        grader: TaskGrader = DetectionGrader(source.truth)
         solution: tuple = (_report("report_errors", source.truth),)
     elif kind == "audit":
         grader = AuditGrader(source.truth)
@@ -179,9 +181,9 @@ def _fix_plan(source: Source) -> list[dict[str, Any]]:
         steps.append({"operation": "drop_rows", "parameters": {"row_ids": extra}})
     for column in truth.columns:
         wanted = kind_of(gold[column].dtype) if column in gold.columns else kinds[column]
-        if wanted != kinds[column] and wanted in ("int", "float"):
+        if wanted != kinds[column] and wanted in NUMERIC_KINDS:
             steps.append(
-                {"operation": "fix_dtype", "parameters": {"column": column, "dtype": wanted}}
+                {"operation": "fix_dtype", "parameters": {"column": column, "dtype": wanted.value}}
             )
     steps = [s for s in steps if s["operation"] in FIX_OPERATIONS]
     return [
@@ -193,17 +195,17 @@ def _fix_plan(source: Source) -> list[dict[str, Any]]:
 _SKIP = object()
 
 
-def _typed(text: str, kind: str) -> Any:
+def _typed(text: str, kind: Kind) -> Any:
     """Gold text as a value set_cell accepts in a column of `kind` (or _SKIP)."""
     if text == "":
-        return None if kind not in ("int", "bool") else _SKIP
-    if kind in ("int", "float"):
+        return None if kind not in (Kind.INT, Kind.BOOL) else _SKIP
+    if kind in NUMERIC_KINDS:
         try:
             number = float(text)
         except ValueError:
             return _SKIP
-        return int(number) if kind == "int" and number.is_integer() else number
-    if kind == "bool":
+        return int(number) if kind == Kind.INT and number.is_integer() else number
+    if kind == Kind.BOOL:
         return _SKIP
     return text
 

@@ -34,7 +34,7 @@ from dataclean_env.grading.cell_repair import WEIGHTS, CellRepairGrader
 from dataclean_env.operations import canonical_name
 from dataclean_env.operations.claims import CLAIM_OPERATIONS, cleaning_operation_names
 from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
-from dataclean_env.values import parse_number
+from dataclean_env.values import Kind, parse_number
 
 log = logging.getLogger(__name__)
 
@@ -108,9 +108,10 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, CellRepairGr
     unknown = sorted(set(config.types) - set(gold.columns))
     if unknown:
         raise NotATask(f"task.json types names columns {gold_path.name} lacks: {unknown}")
+    types = {column: Kind(kind) for column, kind in config.types.items()}
     try:
         grader = CellRepairGrader(
-            dirty, gold, key, column_map, config.types, grade_headers=config.grade_headers
+            dirty, gold, key, column_map, types, grade_headers=config.grade_headers
         )
     except ValueError as exc:
         raise NotATask(str(exc)) from None
@@ -122,7 +123,7 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, CellRepairGr
     claims = sorted(set(operations) & CLAIM_OPERATIONS)
     if claims:
         raise NotATask(f"task.json: {claims} belong to the claim task kinds (use 'kinds')")
-    schema = {c: ("int" if c == key else config.types.get(c, "str")) for c in gold.columns}
+    schema = {c: (Kind.INT if c == key else types.get(c, Kind.STR)) for c in gold.columns}
     spec = TaskSpec(
         task_id=folder.name,
         family="custom",
@@ -141,8 +142,9 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, CellRepairGr
 def _as_keys(column: pd.Series) -> pd.Series:
     """Whole-number keys as integers (row ids an agent types), any other key as text."""
     numbers = [parse_number(v) for v in column]
-    if all(n is not None and n.is_integer() for n in numbers):
-        return pd.Series([int(n) for n in numbers], index=column.index, dtype="int64")
+    whole = [int(n) for n in numbers if n is not None and n.is_integer()]
+    if len(whole) == len(numbers):
+        return pd.Series(whole, index=column.index, dtype="int64")
     return column
 
 
@@ -177,8 +179,8 @@ def task_file(folder: Path) -> TaskFile:
         raise NotATask(f"task.json is not valid: {exc}") from None
 
 
-def _describe(schema: dict[str, str], key: str) -> str:
-    typed = [f"{c} {k}" for c, k in schema.items() if k != "str" and c != key]
+def _describe(schema: dict[str, Kind], key: str) -> str:
+    typed = [f"{c} {k}" for c, k in schema.items() if k != Kind.STR and c != key]
     return (
         f"Repair the cells of this table that differ from its hidden clean version. Rows are "
         f"identified by {key!r} (protected). Cells are compared as text; headers do not "

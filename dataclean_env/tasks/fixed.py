@@ -16,6 +16,7 @@ import pandas as pd
 from dataclean_env.grading import Grader, build_facts
 from dataclean_env.operations import canonical_name
 from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
+from dataclean_env.values import Kind
 
 METADATA_FILE = "task_metadata.json"
 
@@ -25,17 +26,17 @@ def read_table(path: Path, text_columns: list[str] | None = None) -> pd.DataFram
     return pd.read_csv(path, dtype={c: "str" for c in text_columns or []})
 
 
-def cast_to_schema(table: pd.DataFrame, schema: dict[str, str]) -> pd.DataFrame:
+def cast_to_schema(table: pd.DataFrame, schema: dict[str, Kind]) -> pd.DataFrame:
     """Gold read from CSV, with the column types the target schema declares."""
     result = table.copy()
     for column, kind in schema.items():
-        if kind == "int":
+        if kind == Kind.INT:
             result[column] = result[column].astype("int64")
-        elif kind == "float":
+        elif kind == Kind.FLOAT:
             result[column] = result[column].astype("float64")
-        elif kind == "bool":
+        elif kind == Kind.BOOL:
             result[column] = result[column].astype(bool)
-        elif kind == "datetime":
+        elif kind == Kind.DATETIME:
             result[column] = pd.to_datetime(result[column], format="ISO8601")
         else:
             result[column] = result[column].astype("str")
@@ -57,7 +58,7 @@ def load_metadata(datasets_dir: Path) -> list[dict[str, Any]]:
 
 def load_fixed_task(datasets_dir: Path, entry: dict[str, Any]) -> FixedTask:
     folder = datasets_dir / entry["folder"]
-    schema = entry["target_schema"]
+    schema = {column: Kind(kind) for column, kind in entry["target_schema"].items()}
     dirty = read_table(folder / "dirty.csv", entry.get("text_columns"))
     gold = cast_to_schema(read_table(folder / "gold.csv"), schema)
     if list(gold.columns) != list(schema):

@@ -7,7 +7,7 @@ module that implements `TaskFamily` and listing it in `tasks/__init__.py`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from dataclean_env.errors import UnknownTask
-from dataclean_env.grading import Grader
-from dataclean_env.grading.cell_repair import CellRepairGrader
-from dataclean_env.grading.preservation import PreservationGrader
+from dataclean_env.grading import ActionRecord
+from dataclean_env.snapshot import Snapshot
+from dataclean_env.values import Kind
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class TaskSpec:
     max_steps: int
     operations: tuple[str, ...]
     scoring: Mapping[str, float]
-    target_schema: Mapping[str, str] = field(default_factory=dict)
+    target_schema: Mapping[str, Kind] = field(default_factory=dict)
     cells: int = 0  # size of the dirty table (rows x columns), for scheduling work
     protected_columns: frozenset[str] = frozenset()  # key columns no operation may change
     version: str | None = None  # a generated family's generator version, e.g. "crm-v2"
@@ -52,11 +52,24 @@ class TaskSpec:
         }
 
 
+class TaskGrader(Protocol):
+    """What an episode and its harnesses ask of a task's grader. Each family has its own
+    (grading/: reward.Grader, preservation, cell_repair, and the claim graders)."""
+
+    def components(self, snapshot: Snapshot) -> dict[str, float]: ...
+
+    def combine(
+        self, scores: Mapping[str, float], history: Sequence[ActionRecord], max_steps: int
+    ) -> dict[str, float]: ...
+
+    def gold_rows_missing(self, snapshot: Snapshot) -> int: ...
+
+
 @dataclass(frozen=True)
 class Task:
     spec: TaskSpec
     dirty: pd.DataFrame
-    grader: Grader | PreservationGrader | CellRepairGrader
+    grader: TaskGrader
     seed: int | None = None
     split: str = "train"
     # A reference plan that reaches gold (or as close as the operations allow). Never shown

@@ -45,7 +45,7 @@ async def addressed_episode(
 EpisodeId = Annotated[str | None, Depends(addressed_episode)]
 
 
-def _body_doc(model: type) -> dict[str, Any]:
+def _body_doc(model: type[BaseModel]) -> dict[str, Any]:
     return {
         "requestBody": {
             "required": False,
@@ -118,8 +118,9 @@ async def _step(
         known_task(store, call.task_id)
     if task_id is not None and call.task_id not in (None, task_id):
         raise TaskMismatch(f"path says task {task_id!r}, body says {call.task_id!r}")
-    if task_id or call.task_id:
-        known_task(store, task_id or call.task_id)
+    wanted = task_id or call.task_id
+    if wanted:
+        known_task(store, wanted)
 
     episode = find_episode(store, task_id or call.task_id, _first(call.episode_id, episode_id))
 
