@@ -81,6 +81,11 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     warm = None
     if app.state.settings.openenv_mount == "background":
         warm = asyncio.create_task(app.state.openenv.ensure())
+    if getattr(app.state, "open_leaderboard_at_start", False):
+        # In a thread once serving: its migrations (alembic, SQLAlchemy) take about half a
+        # second, which /health need not wait for; a leaderboard call meanwhile waits for
+        # the same open (Leaderboard.open holds a lock).
+        asyncio.get_running_loop().run_in_executor(None, open_leaderboard, app)
     yield
     if warm is not None and not warm.done():
         warm.cancel()
@@ -121,7 +126,7 @@ def main() -> None:
         workers.serve(args.host, args.port, args.workers)
         return
     app = create_app(settings)
-    open_leaderboard(app)
+    app.state.open_leaderboard_at_start = True  # see _lifespan
     uvicorn.run(app, host=args.host, port=args.port, **uvicorn_options(settings))
 
 
