@@ -46,6 +46,9 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
             "Clean a dirty table one operation per step; each step is scored cell by cell "
             "against a hidden gold table."
         ),
+        # FastAPI's OpenTelemetry hooks look for configured providers on every request; this
+        # server reports through Prometheus (/metrics) and its JSON request log instead.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
     app.state.store = EpisodeStore(
