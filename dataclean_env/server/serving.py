@@ -62,5 +62,6 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         "ws_ping_interval": settings.ws_ping_seconds,
         "ws_ping_timeout": settings.ws_ping_seconds,
         "proxy_headers": True,
+        "access_log": settings.access_log,
         "forwarded_allow_ips": settings.forwarded_allow_ips,
     }
