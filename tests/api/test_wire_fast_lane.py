@@ -53,7 +53,10 @@ def pair(tmp_path: Path) -> Iterator[tuple[TestClient, TestClient]]:
     def settings(name: str) -> Settings:
         return Settings(leaderboard_db=tmp_path / f"{name}.sqlite3")
 
-    with TestClient(create_app(settings("lane"))) as lane, _without_lane(settings("plain")) as plain:
+    with (
+        TestClient(create_app(settings("lane"))) as lane,
+        _without_lane(settings("plain")) as plain,
+    ):
         yield lane, plain
 
 
