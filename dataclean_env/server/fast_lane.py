@@ -31,13 +31,13 @@ Handler = Callable[[Request, str | None, str | None], Awaitable[Response]]
 
 # (method, first path segment) -> handler(request, task id of the path, episode id)
 _HANDLERS: dict[tuple[str, str], Handler] = {
-    ("POST", "reset"): lambda r, task, ep: episodes._reset(
+    ("POST", "reset"): lambda r, task, ep: episodes.serve_reset(
         r, r.app.state.store, r.app.state.settings, task, ep
     ),
-    ("POST", "step"): lambda r, task, ep: episodes._step(
+    ("POST", "step"): lambda r, task, ep: episodes.serve_step(
         r, r.app.state.store, r.app.state.settings, task, ep
     ),
-    ("GET", "state"): lambda r, task, ep: episodes._state(
+    ("GET", "state"): lambda r, task, ep: episodes.serve_state(
         r.app.state.store, task if task is not None else _query(r.scope, "task_id"), ep
     ),
 }
