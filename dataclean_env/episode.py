@@ -131,7 +131,7 @@ class Episode:
         saved = self._committed()
         try:
             served = self._commit(op, parameters, result, snapshot)
-            served.model_dump_json()  # the answer every door sends must be serialisable
+            served.json_bytes()  # the answer every door sends must be serialisable (kept)
         except Exception as exc:
             self._restore(saved)
             if isinstance(exc, EnvError):

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    model_serializer,
+    model_validator,
+)
 
 _NAME_KEYS = ("operation", "name", "action_type")
 _PARAM_KEYS = ("parameters", "params")
@@ -134,6 +141,15 @@ class StepResult(BaseModel):
     reward: Reward | None = Field(description="None while a blind episode runs (reward_mode)")
     done: bool
     info: dict[str, Any] = Field(default_factory=dict)
+    _json: bytes | None = PrivateAttr(default=None)
+
+    def json_bytes(self) -> bytes:
+        """The result as JSON (what `model_dump_json` writes), written once: the engine writes
+        it to check that a step can be served, and the REST door sends the same bytes.
+        Results are built whole and never changed afterwards, so the bytes stay true."""
+        if self._json is None:
+            self._json = self.__pydantic_serializer__.to_json(self)
+        return self._json
 
 
 class HistoryEntry(BaseModel):

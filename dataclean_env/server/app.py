@@ -20,6 +20,7 @@ from dataclean_env import ENV_NAME, __version__
 from dataclean_env.errors import EnvError
 from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.server.fast_lane import install_fast_lane
 from dataclean_env.server.guards import install_guards
 from dataclean_env.server.http_errors import install_error_handlers
 from dataclean_env.server.metrics import ObservabilityMiddleware, metrics_endpoint
@@ -45,6 +46,9 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
             "Clean a dirty table one operation per step; each step is scored cell by cell "
             "against a hidden gold table."
         ),
+        # FastAPI's OpenTelemetry hooks look for configured providers on every request; this
+        # server reports through Prometheus (/metrics) and its JSON request log instead.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
     app.state.store = EpisodeStore(
@@ -64,6 +68,7 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
         settings.creation_rate_per_second, settings.creation_burst
     )
     app.state.openenv = mount = OpenEnvMount(app, registry, settings, limiter)
+    install_fast_lane(app)  # first: the innermost middleware, behind every guard
     app.add_middleware(LazyOpenEnvMiddleware, mount=mount)
     install_guards(app, settings, limiter)
     install_openapi(app, registry.task_ids(), ENV_NAME)
@@ -79,6 +84,11 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     warm = None
     if app.state.settings.openenv_mount == "background":
         warm = asyncio.create_task(app.state.openenv.ensure())
+    if getattr(app.state, "open_leaderboard_at_start", False):
+        # In a thread once serving: its migrations (alembic, SQLAlchemy) take about half a
+        # second, which /health need not wait for; a leaderboard call meanwhile waits for
+        # the same open (Leaderboard.open holds a lock).
+        asyncio.get_running_loop().run_in_executor(None, open_leaderboard, app)
     yield
     if warm is not None and not warm.done():
         warm.cancel()
@@ -119,7 +129,7 @@ def main() -> None:
         workers.serve(args.host, args.port, args.workers)
         return
     app = create_app(settings)
-    open_leaderboard(app)
+    app.state.open_leaderboard_at_start = True  # see _lifespan
     uvicorn.run(app, host=args.host, port=args.port, **uvicorn_options(settings))
 
 

@@ -111,7 +111,11 @@ def _import_openenv() -> None:
     from dataclean_env.openenv_light import skip_package_inits
 
     skip_package_inits()
-    import openenv.core.env_server.http_server  # noqa: F401
+    import openenv.core.env_server.http_server
+
+    # register_routes imports the harness (openai types and more, ~2 s) to ask whether the
+    # factory makes a harness environment: here, in the thread, not on the event loop.
+    import openenv.core.harness.environment  # noqa: F401
 
     import dataclean_env.server.data_cleaning_environment
     import dataclean_env.server.sessions  # noqa: F401

@@ -59,8 +59,10 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         "http": header_timeout_protocol(settings.header_seconds),
         "timeout_keep_alive": settings.keep_alive_seconds,
         "ws_max_size": settings.max_body_bytes,
+        "ws_per_message_deflate": settings.ws_compression,
         "ws_ping_interval": settings.ws_ping_seconds,
         "ws_ping_timeout": settings.ws_ping_seconds,
         "proxy_headers": True,
+        "access_log": settings.access_log,
         "forwarded_allow_ips": settings.forwarded_allow_ips,
     }
