@@ -363,6 +363,44 @@ def plot_throughput(results: dict[str, dict[int, dict]], path: Path) -> None:
     plt.close(fig)
 
 
+SECTIONS = ("engine", "scaling", "memory", "cold", "client", "clients")
+
+
+def merge_report(old: str, new: str) -> str:
+    """`old` with the sections of `new` (matched by heading, up to its first " (") and the
+    goal rows of `new` (matched by their first cell) put in their place: a run of some
+    sections (`--only`) updates those and leaves the rest of the report as it was."""
+
+    def blocks(text: str) -> list[list[str]]:
+        result: list[list[str]] = [[]]
+        for line in text.split("\n"):
+            if line.startswith("## "):
+                result.append([])
+            result[-1].append(line)
+        return result
+
+    def key(block: list[str]) -> str:
+        return block[0].split(" (", 1)[0] if block and block[0].startswith("## ") else ""
+
+    fresh = {key(b): b for b in blocks(new)[1:]}
+    fresh.pop("## How the baselines were run", None)  # old's holds other scripts' sections
+    merged = blocks(old)
+    for i, block in enumerate(merged):
+        if key(block) == "## Goals and where this run stands" and key(block) in fresh:
+            rows = {
+                line.split("|")[1]: line
+                for line in fresh.pop(key(block))
+                if line.startswith("| ") and not line.startswith("| goal |")
+            }
+            merged[i] = [
+                rows.pop(line.split("|")[1], line) if line.startswith("| ") else line
+                for line in block
+            ]
+        elif key(block) in fresh:
+            merged[i] = fresh.pop(key(block))
+    return "\n".join("\n".join(b) for b in merged)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -370,16 +408,25 @@ def main() -> int:
     parser.add_argument("--cleanify", type=Path, help="the original server's checkout")
     parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "BENCHMARKS.md")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=SECTIONS,
+        default=list(SECTIONS),
+        help="measure these sections only and update just them (and their goal rows) in "
+        "--out; default: all, rewriting the whole report",
+    )
     args = parser.parse_args()
+    only = set(args.only)
     repeats, episodes, runs = (5, 3, 1) if args.quick else (30, 15, 3)
     rounds, short = 3 * runs, max(1, episodes // 3)  # one-client rounds and their episodes
     sizes = SIZES[:3] if args.quick else SIZES
     steps_per_client = 20 if args.quick else 60
     load_before = os.getloadavg()
 
-    engine_results = engine(repeats)
-    scale_results = scaling(sizes)
-    memory = memory_per_episode(1000)
+    engine_results = engine(repeats) if "engine" in only else {}
+    scale_results = scaling(sizes) if "scaling" in only else {}
+    memory = memory_per_episode(1000) if "memory" in only else 0.0
 
     baseline = args.cleanify is not None and (args.cleanify / "main.py").exists()
     # Servers compared with each other are measured in alternation, round after round, and
@@ -389,58 +436,67 @@ def main() -> int:
     if baseline:
         makers["CleanifyAI"] = lambda: cleanify(args.cleanify)
     started: dict[str, float] = {name: float("inf") for name in makers}
-    for _ in tqdm(range(runs), desc="servers: cold start", **PROGRESS):
+    for _ in tqdm(range(runs if "cold" in only else 0), desc="servers: cold start", **PROGRESS):
         for name, make in makers.items():
             with make() as server:
                 started[name] = min(started[name], server.started)
-    with contextlib.ExitStack() as stack:
-        servers = {name: stack.enter_context(make()) for name, make in makers.items()}
-        url = servers["ours"].url
-        common = served_tasks(url)
-        if baseline:
-            common = [t for t in common if t in served_tasks(servers["CleanifyAI"].url)]
-        measures: dict[str, Callable[[], float]] = {
-            "ours, episode ids": lambda: drive(url, short, common, True),
-            "ours, no ids (default episodes)": lambda: drive(url, short, common, False),
-            "bare FastAPI endpoint": lambda: drive(
-                servers["bare FastAPI"].url, short, common, False
-            ),
-            "ours /ws": lambda: drive_ws(url, short, True),
-            "bare /ws echo": lambda: drive_ws(servers["bare FastAPI"].url, short, False),
-        }
-        if baseline:
-            measures["CleanifyAI"] = lambda: drive(servers["CleanifyAI"].url, short, common, False)
-        drive(url, 2, list(PLANS), True)  # warm-up: first-request paths, caches
-        drive_ws(url, 1, True)
-        for name, server in servers.items():
-            if name != "ours":
-                drive(server.url, 1, common, False)
-        best = dict.fromkeys(measures, 0.0)
-        # Short rounds, many of them: the best one of each server is then likelier to be one
-        # that no other work on the machine disturbed.
-        for _ in tqdm(range(rounds), desc="servers: one client", **PROGRESS):
-            for name, measure in measures.items():
-                best[name] = max(best[name], measure())
-    ws_rate, ws_echo = best.pop("ours /ws"), best.pop("bare /ws echo")
-    rate = best
+    rate: dict[str, float] = {}
+    ws_rate = ws_echo = 0.0
+    common: list[str] = []
+    if "client" in only:
+        with contextlib.ExitStack() as stack:
+            servers = {name: stack.enter_context(make()) for name, make in makers.items()}
+            url = servers["ours"].url
+            common = served_tasks(url)
+            if baseline:
+                common = [t for t in common if t in served_tasks(servers["CleanifyAI"].url)]
+            measures: dict[str, Callable[[], float]] = {
+                "ours, episode ids": lambda: drive(url, short, common, True),
+                "ours, no ids (default episodes)": lambda: drive(url, short, common, False),
+                "bare FastAPI endpoint": lambda: drive(
+                    servers["bare FastAPI"].url, short, common, False
+                ),
+                "ours /ws": lambda: drive_ws(url, short, True),
+                "bare /ws echo": lambda: drive_ws(servers["bare FastAPI"].url, short, False),
+            }
+            if baseline:
+                measures["CleanifyAI"] = lambda: drive(
+                    servers["CleanifyAI"].url, short, common, False
+                )
+            drive(url, 2, list(PLANS), True)  # warm-up: first-request paths, caches
+            drive_ws(url, 1, True)
+            for name, server in servers.items():
+                if name != "ours":
+                    drive(server.url, 1, common, False)
+            best = dict.fromkeys(measures, 0.0)
+            # Short rounds, many of them: the best one of each server is then likelier to be
+            # one that no other work on the machine disturbed.
+            for _ in tqdm(range(rounds), desc="servers: one client", **PROGRESS):
+                for name, measure in measures.items():
+                    best[name] = max(best[name], measure())
+        ws_rate, ws_echo = best.pop("ours /ws"), best.pop("bare /ws echo")
+        rate = best
     # The two set-ups run side by side (idle when not measured), alternating per client count.
     throughput: dict[str, dict[int, dict]] = {"1 process": {}, "--workers 2": {}}
-    with ours(1) as single, ours(2) as pair:
-        urls = {"1 process": single.url, "--workers 2": pair.url}
-        for url in urls.values():
-            load(url, 4, 10, PLANS)  # warm-up
-        for _ in tqdm(range(runs), desc="servers: clients", **PROGRESS):
-            for clients in CLIENTS:
-                for name, url in urls.items():
-                    result = load(url, clients, steps_per_client, PLANS).summary()
-                    kept = throughput[name].get(clients)
-                    if kept is None or result["rate"] > kept["rate"]:
-                        throughput[name][clients] = result  # the least disturbed round
+    if "clients" in only:
+        with ours(1) as single, ours(2) as pair:
+            urls = {"1 process": single.url, "--workers 2": pair.url}
+            for url in urls.values():
+                load(url, 4, 10, PLANS)  # warm-up
+            for _ in tqdm(range(runs), desc="servers: clients", **PROGRESS):
+                for clients in CLIENTS:
+                    for name, url in urls.items():
+                        result = load(url, clients, steps_per_client, PLANS).summary()
+                        kept = throughput[name].get(clients)
+                        if kept is None or result["rate"] > kept["rate"]:
+                            throughput[name][clients] = result  # the least disturbed round
     load_after = os.getloadavg()
 
     docs = args.out.parent
-    plot_scaling(scale_results, docs / "step_cost.png")
-    plot_throughput(throughput, docs / "throughput.png")
+    if scale_results:
+        plot_scaling(scale_results, docs / "step_cost.png")
+    if "clients" in only:
+        plot_throughput(throughput, docs / "throughput.png")
 
     lines = [
         "# Benchmarks",
@@ -459,107 +515,123 @@ def main() -> int:
         "| goal | target | this run |",
         "|---|---|---|",
     ]
-    fixed = [engine_results[t]["median_us"] for t in PLANS]
-    if baseline:
+    if baseline and rate:
         ratio = rate["ours, no ids (default episodes)"] / rate["CleanifyAI"]
         ratio_ids = rate["ours, episode ids"] / rate["CleanifyAI"]
         lines.append(
             f"| one HTTP client vs CleanifyAI | ≥ 10x | **{ratio:.1f}x** (no ids, as its "
             f"clients call it), {ratio_ids:.1f}x with episode ids |"
         )
+    if baseline and "cold" in only:
         cold = started["ours"] / started["CleanifyAI"]
         lines.append(f"| time to first /health vs CleanifyAI | ≤ 3x | **{cold:.1f}x** |")
-    lines += [
-        f"| one /ws session vs bare FastAPI echo | ≥ 60% | **{100 * ws_rate / ws_echo:.0f}%** |",
-        f"| engine median per step, original tasks | < 300 µs | {', '.join(f'{m:.0f}' for m in fixed)} µs |",
-    ]
+    if rate:
+        lines.append(
+            f"| one /ws session vs bare FastAPI echo | ≥ 60% | **{100 * ws_rate / ws_echo:.0f}%** |"
+        )
+    if engine_results:
+        fixed = [engine_results[t]["median_us"] for t in PLANS]
+        lines.append(
+            f"| engine median per step, original tasks | < 300 µs | {', '.join(f'{m:.0f}' for m in fixed)} µs |"
+        )
     if 100_000 in scale_results:
         big = scale_results[100_000]
         lines.append(
             f"| 100,000-row step | < 250 ms | median {big['median_ms']:.0f} ms, slowest "
             f"{big['max_ms']:.0f} ms |"
         )
-    one, two = throughput["1 process"][64], throughput["--workers 2"][64]
-    lines += [
-        f"| 64 clients, `--workers 2` vs 1 process | ~2x | **{two['rate'] / one['rate']:.2f}x** "
-        f"({two['rate']:.0f} vs {one['rate']:.0f} requests/s) |",
-        f"| p99 at 16 clients | < 100 ms | 1 process {throughput['1 process'][16]['p99_ms']:.0f} ms, "
-        f"`--workers 2` {throughput['--workers 2'][16]['p99_ms']:.0f} ms |",
-        "",
-        "## One client, one request at a time (steps/s)",
-        "",
-        f"Reset and optimal-plan steps of the tasks every server serves ({', '.join(common)}), "
-        "over one kept-alive connection (`http.client`): "
-        f"{rounds} rounds of {short} episodes of each, in alternation, the best round kept.",
-        "",
-        "| server | steps/s |",
-        "|---|---|",
-    ]
-    lines += [f"| {name} | {value:.0f} |" for name, value in rate.items()]
-    lines += [
-        f"| ours, OpenEnv /ws, one session (four tasks) | {ws_rate:.0f} |",
-        f"| bare FastAPI WebSocket echo, same frames | {ws_echo:.0f} |",
-        "",
-        f"## Time from launch to the first /health (best of {runs} rounds, seconds)",
-        "",
-        "| server | seconds |",
-        "|---|---|",
-    ]
-    lines += [f"| {name} | {value:.2f} |" for name, value in started.items()]
-    lines += [
-        "",
-        "## Engine time per step (inside `Episode.step`, optimal plan, warm)",
-        "",
-        "| task | steps timed | median µs | mean µs | p95 µs | reset µs |",
-        "|---|---|---|---|---|---|",
-    ]
-    for task_id, r in engine_results.items():
-        lines.append(
-            f"| {task_id} | {r['steps']} | {r['median_us']:.0f} | {r['mean_us']:.0f} | "
-            f"{r['p95_us']:.0f} | {r['reset_us']:.0f} |"
-        )
-    lines += [
-        "",
-        "## Step cost against table size",
-        "",
-        "The hard task's table tiled to each size (8 columns, fresh ids per tile, a custom "
-        "task graded by the preservation grader), its plan's steps timed in the engine.",
-        "",
-        "| rows | cells | median ms | slowest ms | reset ms | µs per cell |",
-        "|---|---|---|---|---|---|",
-    ]
-    for rows, r in scale_results.items():
-        lines.append(
-            f"| {rows:,} | {r['cells']:,} | {r['median_ms']:.1f} | {r['max_ms']:.1f} | "
-            f"{r['reset_ms']:.1f} | {r['us_per_cell']:.2f} |"
-        )
-    lines += [
-        "",
-        "![step cost](step_cost.png)",
-        "",
-        "## Throughput and latency against concurrent clients (REST)",
-        "",
-        f"Each client (`scripts/loadgen.py`, asyncio on this same machine) plays its own "
-        f"episodes by id, {steps_per_client} steps, and checks every answer names its episode; "
-        f"the two set-ups alternate, {runs} rounds, and each row is its best round.",
-        "",
-        "| server | clients | requests/s | p50 ms | p99 ms | errors | cross-talk |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for name, by_clients in throughput.items():
-        for c, r in by_clients.items():
+    if "clients" in only:
+        one, two = throughput["1 process"][64], throughput["--workers 2"][64]
+        lines += [
+            f"| 64 clients, `--workers 2` vs 1 process | ~2x | **{two['rate'] / one['rate']:.2f}x** "
+            f"({two['rate']:.0f} vs {one['rate']:.0f} requests/s) |",
+            f"| p99 at 16 clients | < 100 ms | 1 process {throughput['1 process'][16]['p99_ms']:.0f} ms, "
+            f"`--workers 2` {throughput['--workers 2'][16]['p99_ms']:.0f} ms |",
+        ]
+    if rate:
+        lines += [
+            "",
+            "## One client, one request at a time (steps/s)",
+            "",
+            f"Reset and optimal-plan steps of the tasks every server serves ({', '.join(common)}), "
+            "over one kept-alive connection (`http.client`): "
+            f"{rounds} rounds of {short} episodes of each, in alternation, the best round kept.",
+            "",
+            "| server | steps/s |",
+            "|---|---|",
+        ]
+        lines += [f"| {name} | {value:.0f} |" for name, value in rate.items()]
+        lines += [
+            f"| ours, OpenEnv /ws, one session (four tasks) | {ws_rate:.0f} |",
+            f"| bare FastAPI WebSocket echo, same frames | {ws_echo:.0f} |",
+        ]
+    if "cold" in only:
+        lines += [
+            "",
+            f"## Time from launch to the first /health (best of {runs} rounds, seconds)",
+            "",
+            "| server | seconds |",
+            "|---|---|",
+        ]
+        lines += [f"| {name} | {value:.2f} |" for name, value in started.items()]
+    if engine_results:
+        lines += [
+            "",
+            "## Engine time per step (inside `Episode.step`, optimal plan, warm)",
+            "",
+            "| task | steps timed | median µs | mean µs | p95 µs | reset µs |",
+            "|---|---|---|---|---|---|",
+        ]
+        for task_id, r in engine_results.items():
             lines.append(
-                f"| {name} | {c} | {r['rate']:.0f} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
-                f"{r['errors']} | {r['crossed']} |"
+                f"| {task_id} | {r['steps']} | {r['median_us']:.0f} | {r['mean_us']:.0f} | "
+                f"{r['p95_us']:.0f} | {r['reset_us']:.0f} |"
             )
+    if scale_results:
+        lines += [
+            "",
+            "## Step cost against table size",
+            "",
+            "The hard task's table tiled to each size (8 columns, fresh ids per tile, a custom "
+            "task graded by the preservation grader), its plan's steps timed in the engine.",
+            "",
+            "| rows | cells | median ms | slowest ms | reset ms | µs per cell |",
+            "|---|---|---|---|---|---|",
+        ]
+        for rows, r in scale_results.items():
+            lines.append(
+                f"| {rows:,} | {r['cells']:,} | {r['median_ms']:.1f} | {r['max_ms']:.1f} | "
+                f"{r['reset_ms']:.1f} | {r['us_per_cell']:.2f} |"
+            )
+        lines += ["", "![step cost](step_cost.png)"]
+    if "clients" in only:
+        lines += [
+            "",
+            "## Throughput and latency against concurrent clients (REST)",
+            "",
+            f"Each client (`scripts/loadgen.py`, asyncio on this same machine) plays its own "
+            f"episodes by id, {steps_per_client} steps, and checks every answer names its episode; "
+            f"the two set-ups alternate, {runs} rounds, and each row is its best round.",
+            "",
+            "| server | clients | requests/s | p50 ms | p99 ms | errors | cross-talk |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for name, by_clients in throughput.items():
+            for c, r in by_clients.items():
+                lines.append(
+                    f"| {name} | {c} | {r['rate']:.0f} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
+                    f"{r['errors']} | {r['crossed']} |"
+                )
+        lines += ["", "![throughput](throughput.png)"]
+    if "memory" in only:
+        lines += [
+            "",
+            "## Memory",
+            "",
+            f"Python heap per live episode (tracemalloc, 1000 episodes over the four tasks): "
+            f"**{memory / 1024:.1f} KiB**.",
+        ]
     lines += [
-        "",
-        "![throughput](throughput.png)",
-        "",
-        "## Memory",
-        "",
-        f"Python heap per live episode (tracemalloc, 1000 episodes over the four tasks): "
-        f"**{memory / 1024:.1f} KiB**.",
         "",
         "## How the baselines were run",
         "",
@@ -578,7 +650,9 @@ def main() -> int:
     ]
     text = "\n".join(lines)
     old = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
-    if "<!-- real-tables:begin -->" in old:  # scripts/benchmark_real_tables.py's section
+    if only != set(SECTIONS) and old:
+        text = merge_report(old, text)
+    elif "<!-- real-tables:begin -->" in old:  # scripts/benchmark_real_tables.py's section
         text += "\n" + old[old.index("<!-- real-tables:begin -->") :]
     args.out.write_text(text, encoding="utf-8")
     print("\n".join(lines))
