@@ -187,6 +187,35 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured_load(server: Server, clients: int, steps: int) -> dict:
+    """`load`'s summary, plus CPU milliseconds per request of the server's main process
+    (the front, under `--workers`), its workers, and this process (the load generator)."""
+    before, mine = server.cpu_seconds(), time.process_time()
+    result = load(server.url, clients, steps, PLANS).summary()
+    after, mine = server.cpu_seconds(), time.process_time() - mine
+    per_request = 1000 / max(1, result["requests"])
+    result["cpu_ms"] = {role: (after[role] - before[role]) * per_request for role in after} | {
+        "loadgen": mine * per_request
+    }
+    return result
+
+
+def warm_openenv(url: str) -> None:
+    """Wait until OpenEnv's routes are mounted (each process imports it in the background
+    after start-up: seconds of CPU that must not fall into a measured round). /metadata
+    needs the mount; episode ids in the header spread the calls over every worker."""
+    for n in range(8):
+        httpx.get(f"{url}/metadata", headers={"X-Episode-Id": f"warm-{n}"}, timeout=120)
+
+
 class Server:
     """A server process on 127.0.0.1; `started` is how long it took to answer /health."""
 
@@ -212,6 +241,16 @@ class Server:
                 time.sleep(0.02)
         self.stop()
         raise RuntimeError(f"{argv} did not answer /health")
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU seconds (user + system) so far of this server's process and of its child
+        processes (the workers of `--workers N`), from /proc; empty where there is none."""
+        own = _cpu_seconds(self.process.pid)
+        if own is None:
+            return {}
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        kids = [int(p) for p in children.read_text().split()] if children.exists() else []
+        return {"main": own, "children": sum(_cpu_seconds(k) or 0.0 for k in kids)}
 
     def stop(self) -> None:
         self.process.terminate()
@@ -408,6 +447,38 @@ def merge_report(old: str, new: str) -> str:
     return "\n".join("\n".join(b) for b in merged)
 
 
+def cpu_split(throughput: dict[str, dict[int, dict]], clients: int) -> list[str]:
+    """Report lines: where the CPU of one request goes at `clients` clients, and the
+    throughput those costs allow on this machine's cores (the load generator included)."""
+    rows = {name: r[clients].get("cpu_ms") for name, r in throughput.items()}
+    if not all(rows.values()):
+        return []
+    cores = os.cpu_count() or 1
+    one, two = rows["1 process"], rows["--workers 2"]
+    generator = statistics.fmean([one["loadgen"], two["loadgen"]])
+    single = one["main"] + one["children"]
+    # One process uses one core at most; the load generator needs its share of the cores.
+    single_ceiling = min(1000 / single, cores * 1000 / (single + generator))
+    pair = two["main"] + two["children"]
+    pair_ceiling = min(2 * 1000 / two["children"], cores * 1000 / (pair + generator))
+    return [
+        "",
+        f"### Where the CPU goes at {clients} clients (CPU ms per request, /proc)",
+        "",
+        "| set-up | front | workers (or the one process) | load generator | ceiling on "
+        f"{cores} cores, requests/s |",
+        "|---|---|---|---|---|",
+        f"| 1 process | none | {single:.3f} | {one['loadgen']:.3f} | {single_ceiling:.0f} |",
+        f"| --workers 2 | {two['main']:.3f} | {two['children']:.3f} | {two['loadgen']:.3f} | "
+        f"{pair_ceiling:.0f} |",
+        "",
+        f"The ceiling is what these CPU costs allow if nothing else ran: one process on one "
+        f"core, two workers on at most {cores} cores shared with the front and the load "
+        f"generator. Their ratio, **{pair_ceiling / single_ceiling:.2f}x**, bounds what "
+        "`--workers 2` can gain over one process on this machine.",
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -487,13 +558,14 @@ def main() -> int:
     throughput: dict[str, dict[int, dict]] = {"1 process": {}, "--workers 2": {}}
     if "clients" in only:
         with ours(1) as single, ours(2) as pair:
-            urls = {"1 process": single.url, "--workers 2": pair.url}
-            for url in urls.values():
-                load(url, 4, 10, PLANS)  # warm-up
+            setups = {"1 process": single, "--workers 2": pair}
+            for server in setups.values():
+                warm_openenv(server.url)
+                load(server.url, 4, 10, PLANS)  # warm-up
             for _ in tqdm(range(runs), desc="servers: clients", **PROGRESS):
                 for clients in CLIENTS:
-                    for name, url in urls.items():
-                        result = load(url, clients, steps_per_client, PLANS).summary()
+                    for name, server in setups.items():
+                        result = measured_load(server, clients, steps_per_client)
                         kept = throughput[name].get(clients)
                         if kept is None or result["rate"] > kept["rate"]:
                             throughput[name][clients] = result  # the least disturbed round
@@ -629,7 +701,7 @@ def main() -> int:
                     f"| {name} | {c} | {r['rate']:.0f} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
                     f"{r['errors']} | {r['crossed']} |"
                 )
-        lines += ["", "![throughput](throughput.png)"]
+        lines += ["", "![throughput](throughput.png)", *cpu_split(throughput, 64)]
     if "memory" in only:
         lines += [
             "",
