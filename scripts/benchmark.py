@@ -556,6 +556,7 @@ def main() -> int:
         rate = best
     # The two set-ups run side by side (idle when not measured), alternating per client count.
     throughput: dict[str, dict[int, dict]] = {"1 process": {}, "--workers 2": {}}
+    clients_load = (os.getloadavg()[0], 0.0)
     if "clients" in only:
         with ours(1) as single, ours(2) as pair:
             setups = {"1 process": single, "--workers 2": pair}
@@ -569,6 +570,7 @@ def main() -> int:
                         kept = throughput[name].get(clients)
                         if kept is None or result["rate"] > kept["rate"]:
                             throughput[name][clients] = result  # the least disturbed round
+        clients_load = (clients_load[0], os.getloadavg()[0])
     load_after = os.getloadavg()
 
     docs = args.out.parent
@@ -690,7 +692,10 @@ def main() -> int:
             "",
             f"Each client (`scripts/loadgen.py`, asyncio on this same machine) plays its own "
             f"episodes by id, {steps_per_client} steps, and checks every answer names its episode; "
-            f"the two set-ups alternate, {runs} rounds, and each row is its best round.",
+            f"the two set-ups alternate, {runs} rounds, and each row is its best round. "
+            f"Load average (1 min) {clients_load[0]:.1f} when this section began and "
+            f"{clients_load[1]:.1f} when it ended: the CPU per request below moves much less "
+            "with other work on the machine than requests/s do.",
             "",
             "| server | clients | requests/s | p50 ms | p99 ms | errors | cross-talk |",
             "|---|---|---|---|---|---|---|",
