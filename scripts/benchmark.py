@@ -187,11 +187,36 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU time a process has used (user + system, all its threads; Linux /proc): unlike
-    wall time, it hardly moves with the load others put on a shared machine."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time a process has used (user + system, all its threads; Linux /proc), or None
+    once it is gone: unlike wall time, it hardly moves with the load others put on a
+    shared machine."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured_load(server: Server, clients: int, steps: int) -> dict:
+    """`load`'s summary, plus CPU milliseconds per request of the server's main process
+    (the front, under `--workers`), its workers, and this process (the load generator)."""
+    before, mine = server.cpu_by_role(), time.process_time()
+    result = load(server.url, clients, steps, PLANS).summary()
+    after, mine = server.cpu_by_role(), time.process_time() - mine
+    per_request = 1000 / max(1, result["requests"])
+    result["cpu_ms"] = {role: (after[role] - before[role]) * per_request for role in after} | {
+        "loadgen": mine * per_request
+    }
+    return result
+
+
+def warm_openenv(url: str) -> None:
+    """Wait until OpenEnv's routes are mounted (each process imports it in the background
+    after start-up: seconds of CPU that must not fall into a measured round). /metadata
+    needs the mount; episode ids in the header spread the calls over every worker."""
+    for n in range(8):
+        httpx.get(f"{url}/metadata", headers={"X-Episode-Id": f"warm-{n}"}, timeout=120)
 
 
 class Server:
@@ -220,6 +245,16 @@ class Server:
                 time.sleep(0.02)
         self.stop()
         raise RuntimeError(f"{argv} did not answer /health")
+
+    def cpu_by_role(self) -> dict[str, float]:
+        """CPU seconds (user + system) so far of this server's process and of its child
+        processes (the workers of `--workers N`), from /proc; empty where there is none."""
+        own = cpu_seconds(self.process.pid)
+        if own is None:
+            return {}
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        kids = [int(p) for p in children.read_text().split()] if children.exists() else []
+        return {"main": own, "children": sum(cpu_seconds(k) or 0.0 for k in kids)}
 
     def stop(self) -> None:
         self.process.terminate()
@@ -451,6 +486,38 @@ def merge_report(old: str, new: str) -> str:
     return "\n".join("\n".join(b) for b in merged)
 
 
+def cpu_split(throughput: dict[str, dict[int, dict]], clients: int) -> list[str]:
+    """Report lines: where the CPU of one request goes at `clients` clients, and the
+    throughput those costs allow on this machine's cores (the load generator included)."""
+    rows = {name: r[clients].get("cpu_ms") for name, r in throughput.items()}
+    if not all(rows.values()):
+        return []
+    cores = os.cpu_count() or 1
+    one, two = rows["1 process"], rows["--workers 2"]
+    generator = statistics.fmean([one["loadgen"], two["loadgen"]])
+    single = one["main"] + one["children"]
+    # One process uses one core at most; the load generator needs its share of the cores.
+    single_ceiling = min(1000 / single, cores * 1000 / (single + generator))
+    pair = two["main"] + two["children"]
+    pair_ceiling = min(2 * 1000 / two["children"], cores * 1000 / (pair + generator))
+    return [
+        "",
+        f"### Where the CPU goes at {clients} clients (CPU ms per request, /proc)",
+        "",
+        "| set-up | front | workers (or the one process) | load generator | ceiling on "
+        f"{cores} cores, requests/s |",
+        "|---|---|---|---|---|",
+        f"| 1 process | none | {single:.3f} | {one['loadgen']:.3f} | {single_ceiling:.0f} |",
+        f"| --workers 2 | {two['main']:.3f} | {two['children']:.3f} | {two['loadgen']:.3f} | "
+        f"{pair_ceiling:.0f} |",
+        "",
+        f"The ceiling is what these CPU costs allow if nothing else ran: one process on one "
+        f"core, two workers on at most {cores} cores shared with the front and the load "
+        f"generator. Their ratio, **{pair_ceiling / single_ceiling:.2f}x**, bounds what "
+        "`--workers 2` can gain over one process on this machine.",
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -538,18 +605,21 @@ def main() -> int:
         rate = best
     # The two set-ups run side by side (idle when not measured), alternating per client count.
     throughput: dict[str, dict[int, dict]] = {"1 process": {}, "--workers 2": {}}
+    clients_load = (os.getloadavg()[0], 0.0)
     if "clients" in only:
         with ours(1) as single, ours(2) as pair:
-            urls = {"1 process": single.url, "--workers 2": pair.url}
-            for url in urls.values():
-                load(url, 4, 10, PLANS)  # warm-up
+            setups = {"1 process": single, "--workers 2": pair}
+            for server in setups.values():
+                warm_openenv(server.url)
+                load(server.url, 4, 10, PLANS)  # warm-up
             for _ in tqdm(range(runs), desc="servers: clients", **PROGRESS):
                 for clients in CLIENTS:
-                    for name, url in urls.items():
-                        result = load(url, clients, steps_per_client, PLANS).summary()
+                    for name, server in setups.items():
+                        result = measured_load(server, clients, steps_per_client)
                         kept = throughput[name].get(clients)
                         if kept is None or result["rate"] > kept["rate"]:
                             throughput[name][clients] = result  # the least disturbed round
+        clients_load = (clients_load[0], os.getloadavg()[0])
     load_after = os.getloadavg()
 
     docs = args.out.parent
@@ -688,7 +758,10 @@ def main() -> int:
             "",
             f"Each client (`scripts/loadgen.py`, asyncio on this same machine) plays its own "
             f"episodes by id, {steps_per_client} steps, and checks every answer names its episode; "
-            f"the two set-ups alternate, {runs} rounds, and each row is its best round.",
+            f"the two set-ups alternate, {runs} rounds, and each row is its best round. "
+            f"Load average (1 min) {clients_load[0]:.1f} when this section began and "
+            f"{clients_load[1]:.1f} when it ended: the CPU per request below moves much less "
+            "with other work on the machine than requests/s do.",
             "",
             "| server | clients | requests/s | p50 ms | p99 ms | errors | cross-talk |",
             "|---|---|---|---|---|---|---|",
@@ -699,7 +772,7 @@ def main() -> int:
                     f"| {name} | {c} | {r['rate']:.0f} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
                     f"{r['errors']} | {r['crossed']} |"
                 )
-        lines += ["", "![throughput](throughput.png)"]
+        lines += ["", "![throughput](throughput.png)", *cpu_split(throughput, 64)]
     if "memory" in only:
         lines += [
             "",

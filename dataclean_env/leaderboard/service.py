@@ -12,12 +12,20 @@ the last one marks the run complete, which puts it on the board of the current g
 version. `sweep` times out episodes past their deadline, retries a record whose write
 failed, and aborts episodes that no live process holds (a crash) once their deadline
 has passed; an aborted run never enters the board.
+
+Several processes (`server --workers N`, replicas) may share one database, each holding its
+own runs' episodes in memory. Each process registers as a holder (`holders`, with a
+heartbeat every `HEARTBEAT_S`) and stamps its episodes with its id, and aborts only the
+late episodes it owns but no longer holds, or those whose holder is gone: stopped (its row
+removed by `close`) or silent for `HOLDER_GONE` (killed).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import secrets as random_source
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -45,6 +53,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ABORT_GRACE = timedelta(seconds=60)  # past a deadline, before an unheld episode is aborted
+HEARTBEAT_S = 30.0  # a serving process says it is alive this often (app lifespan)
+HOLDER_GONE = timedelta(seconds=5 * HEARTBEAT_S)  # silent this long: the process is gone
 BOARD_LIMIT = 500  # entries per board in one answer
 RETAIN_S = 600.0  # a complete run's episodes stay readable (/state, a 409 on /step) this long
 RETAIN_RUNS = 64  # and at most this many complete runs are kept so
@@ -69,6 +79,7 @@ class Leaderboard:
         self.run_limit = RateLimit("runs", settings.leaderboard_runs_per_hour)
         self.submit_limit = RateLimit("submissions", settings.leaderboard_submissions_per_hour)
         self._engine: Engine | None = None
+        self.holder_id = random_source.token_hex(8)  # this process, in the holders table
         self._secret: bytes | None = None
         self._open_lock = threading.Lock()
         self._live: dict[str, RankedEpisode] = {}  # episode id -> episode, until its run ends
@@ -93,6 +104,7 @@ class Leaderboard:
                     db.migrate(engine)
                     given = self.settings.leaderboard_secret
                     self._secret = load_secret(engine, given.get_secret_value() if given else None)
+                    self._register(engine)
                     self._abort_unheld(engine)
                 except Exception as exc:  # the rest of the server keeps working; retried later
                     log.exception("cannot open the leaderboard database")
@@ -109,8 +121,56 @@ class Leaderboard:
         return self._secret
 
     def close(self) -> None:
-        if self._engine is not None:
-            self._engine.dispose()
+        """Stop holding: the other processes may then abort this one's unfinished runs."""
+        if self._engine is None:
+            return
+        from sqlalchemy import delete
+
+        from dataclean_env.leaderboard.tables import holders
+
+        try:
+            with self._engine.begin() as connection:
+                connection.execute(delete(holders).where(holders.c.holder_id == self.holder_id))
+        except Exception:  # the database may be down: the heartbeat then ages out
+            log.exception("could not unregister leaderboard holder %s", self.holder_id)
+        self._engine.dispose()
+        self._engine = None
+
+    def _register(self, engine: Engine) -> None:
+        from sqlalchemy import delete, insert
+
+        from dataclean_env.leaderboard.tables import holders
+
+        now = datetime.now(UTC)
+        with engine.begin() as connection:
+            # Forget processes silent for a day (their episodes are long aborted).
+            connection.execute(delete(holders).where(holders.c.seen_at < now - timedelta(days=1)))
+            connection.execute(
+                insert(holders).values(
+                    holder_id=self.holder_id,
+                    host=socket.gethostname()[:255],
+                    pid=os.getpid(),
+                    started_at=now,
+                    seen_at=now,
+                )
+            )
+
+    def heartbeat(self) -> None:
+        """Say this process is alive and sweep (the app's lifespan calls it every
+        HEARTBEAT_S); nothing before the database is first opened."""
+        if self._engine is None:
+            return
+        from sqlalchemy import update
+
+        from dataclean_env.leaderboard.tables import holders
+
+        with self._engine.begin() as connection:
+            connection.execute(
+                update(holders)
+                .where(holders.c.holder_id == self.holder_id)
+                .values(seen_at=datetime.now(UTC))
+            )
+        self.sweep()
 
     # ── runs ──────────────────────────────────────────────────────────────
     def create_run(
@@ -164,6 +224,7 @@ class Leaderboard:
                 "status": "open",
                 "created_at": now,
                 "deadline": now + timedelta(seconds=seconds),
+                "holder_id": self.holder_id,
             }
             made.append((episode, slot, row))
         with engine.begin() as connection:
@@ -347,20 +408,38 @@ class Leaderboard:
         self._abort_unheld(engine)
 
     def _abort_unheld(self, engine: Engine) -> None:
+        """Abort late open episodes that no live process holds: this process's own that it
+        no longer holds, and those of holders that are gone (or were never recorded)."""
         from sqlalchemy import select
 
-        from dataclean_env.leaderboard.tables import run_episodes, runs
+        from dataclean_env.leaderboard.tables import holders, run_episodes, runs
 
-        cutoff = datetime.now(UTC) - ABORT_GRACE
+        now = datetime.now(UTC)
+        cutoff = now - ABORT_GRACE
         with self._live_lock:
             held = set(self._live)
         with engine.begin() as connection:
             late = connection.execute(
-                select(run_episodes.c.episode_id, run_episodes.c.run_id).where(
-                    run_episodes.c.status == "open", run_episodes.c.deadline < cutoff
+                select(
+                    run_episodes.c.episode_id,
+                    run_episodes.c.run_id,
+                    run_episodes.c.holder_id,
+                    holders.c.seen_at,
                 )
+                .select_from(run_episodes)
+                .outerjoin(holders, holders.c.holder_id == run_episodes.c.holder_id)
+                .where(run_episodes.c.status == "open", run_episodes.c.deadline < cutoff)
             ).all()
-            lost = [row for row in late if row.episode_id not in held]
+            lost = [
+                row
+                for row in late
+                if row.episode_id not in held
+                and (
+                    row.holder_id == self.holder_id
+                    or row.seen_at is None  # stopped, or made before holders were recorded
+                    or _utc(row.seen_at) < now - HOLDER_GONE
+                )
+            ]
             if lost:
                 _abort(connection, lost, run_episodes, runs)
 

@@ -5,6 +5,7 @@ run_episodes  its episodes: instance (index and hash, never the seed), deadline,
 records       append-only: one per episode and grader version, with the trace and score
 submissions   self-reported scores (CleanifyAI's form); never ranked with verified ones
 secrets       the server secret, when it was generated rather than given
+holders       server processes that hold episodes, with their last heartbeat
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ run_episodes = Table(
     Column("status", String(16), nullable=False, index=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("deadline", DateTime(timezone=True), nullable=False),
+    # The process (holders.holder_id) whose memory holds the episode; NULL: made before
+    # holders were recorded.
+    Column("holder_id", String(32)),
 )
 
 records = Table(
@@ -99,4 +103,14 @@ secrets = Table(
     metadata,
     Column("name", String(32), primary_key=True),
     Column("value", String(128), nullable=False),
+)
+
+holders = Table(
+    "holders",
+    metadata,
+    Column("holder_id", String(32), primary_key=True),
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("seen_at", DateTime(timezone=True), nullable=False),
 )

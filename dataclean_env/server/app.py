@@ -89,9 +89,24 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         # second, which /health need not wait for; a leaderboard call meanwhile waits for
         # the same open (Leaderboard.open holds a lock).
         asyncio.get_running_loop().run_in_executor(None, open_leaderboard, app)
+    heartbeat = asyncio.create_task(_leaderboard_heartbeat(app.state.leaderboard))
     yield
     if warm is not None and not warm.done():
         warm.cancel()
+    heartbeat.cancel()
+    await asyncio.to_thread(app.state.leaderboard.close)  # its runs are no longer held
+
+
+async def _leaderboard_heartbeat(board: Leaderboard) -> None:
+    """Tell the processes sharing the database that this one still holds its runs."""
+    from dataclean_env.leaderboard.service import HEARTBEAT_S
+
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        try:
+            await asyncio.to_thread(board.heartbeat)
+        except Exception:  # the database may be down: the next beat retries
+            log.exception("leaderboard heartbeat failed")
 
 
 def __getattr__(name: str) -> Any:

@@ -7,6 +7,15 @@ has talked to. A WebSocket upgrade picks the worker with the fewest open sockets
 piped byte for byte, so a /ws session stays on its worker. It parses only what routing
 needs: request line, headers, Content-Length or chunked bodies.
 
+It is the server's edge, so it does what uvicorn does for a single process: a connection
+must send its request headers within DCE_HEADER_SECONDS of their first byte (else 408 and
+close: a slowloris client cannot hold it), its body within DCE_BODY_SECONDS (else 408), and
+an idle kept-alive connection is closed after DCE_KEEP_ALIVE_SECONDS. Every request it
+relays carries the client's address appended to X-Forwarded-For; the workers take the
+client from there with the same trusted-proxy rule (DCE_FORWARDED_ALLOW_IPS) that a single
+process applies to its TCP peer (`serving.behind_front`), so rate limits and logs see the
+client, not the front.
+
 Why not HAProxy in front of `uvicorn --workers`: uvicorn's workers share one socket and the
 kernel hands connections out at random, so an episode's next request may reach a process
 that does not hold it. HAProxy can route by episode id (the multi-replica layout in
@@ -19,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from dataclasses import dataclass
 
 from dataclean_env.server.affinity import episode_id_of, routing_key, worker_for
 
@@ -35,10 +45,33 @@ class BadRequest(Exception):
 
 
 TOO_LARGE = b"413 Content Too Large"
+TIMEOUT = b"408 Request Timeout"
+FORWARDED_FOR = b"x-forwarded-for"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The front's timeouts (seconds); `from_settings` reads the DCE_ settings."""
+
+    header_seconds: float = 10.0
+    body_seconds: float = 30.0
+    keep_alive_seconds: float = 5.0
+
+    @classmethod
+    def from_settings(cls) -> Limits:
+        from dataclean_env.settings import get_settings
+
+        settings = get_settings()
+        return cls(settings.header_seconds, settings.body_seconds, settings.keep_alive_seconds)
+
+
+def _refusal(status: bytes) -> bytes:
+    return b"HTTP/1.1 " + status + b"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 
 
 def _parse_head(head: bytes) -> tuple[bytes, dict[bytes, bytes]]:
-    """First line and lower-cased headers (the last value of a repeated header wins)."""
+    """First line and lower-cased headers (the last value of a repeated header wins, but
+    repeated X-Forwarded-For values are joined, as proxies read them)."""
     lines = head.split(b"\r\n")
     headers: dict[bytes, bytes] = {}
     for line in lines[1:]:
@@ -46,8 +79,18 @@ def _parse_head(head: bytes) -> tuple[bytes, dict[bytes, bytes]]:
             name, sep, value = line.partition(b":")
             if not sep:
                 raise BadRequest("malformed header")
-            headers[name.strip().lower()] = value.strip()
+            name = name.strip().lower()
+            if name == FORWARDED_FOR and name in headers:
+                headers[name] += b", " + value.strip()
+            else:
+                headers[name] = value.strip()
     return lines[0], headers
+
+
+def forward_for(headers: dict[bytes, bytes], peer: bytes) -> None:
+    """Append the front's TCP peer to X-Forwarded-For, as every proxy does."""
+    earlier = headers.get(FORWARDED_FOR)
+    headers[FORWARDED_FOR] = earlier + b", " + peer if earlier else peer
 
 
 async def _read_body(reader: asyncio.StreamReader, headers: dict[bytes, bytes]) -> bytes | None:
@@ -128,48 +171,74 @@ class Upstream:
 
 
 class Front:
-    def __init__(self, sockets: list[str]):
+    def __init__(self, sockets: list[str], limits: Limits | None = None):
         self.sockets = sockets
+        self.limits = limits or Limits()
         self.open_ws = [0] * len(sockets)
+
+    async def _read_head(self, reader: asyncio.StreamReader, first: bool) -> bytes | None:
+        """The next request's head; None when the client closed or idled out (closed
+        silently, as uvicorn does); BadRequest(408) when its headers come too slowly."""
+        loop = asyncio.get_running_loop()
+        limits = self.limits
+        # The first request of a connection has `header_seconds` to begin, later ones the
+        # keep-alive time; once a request has begun, its headers must be complete in time.
+        wait = limits.header_seconds if first else limits.keep_alive_seconds
+        try:
+            async with asyncio.timeout(wait):
+                start = await reader.readexactly(1)
+        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+            return None
+        try:
+            async with asyncio.timeout_at(loop.time() + limits.header_seconds):
+                return start + await reader.readuntil(b"\r\n\r\n")
+        except TimeoutError:
+            raise BadRequest("request headers too slow", TIMEOUT) from None
+
+    async def _read_body_in_time(
+        self, reader: asyncio.StreamReader, headers: dict[bytes, bytes]
+    ) -> bytes | None:
+        try:
+            async with asyncio.timeout(self.limits.body_seconds):
+                return await _read_body(reader, headers)
+        except TimeoutError:
+            raise BadRequest("request body too slow", TIMEOUT) from None
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         upstreams: dict[int, Upstream] = {}
+        peername = writer.get_extra_info("peername")
+        peer = str(peername[0] if isinstance(peername, tuple) else "unknown").encode()
+        first_request = True
         try:
             while True:
                 try:
-                    head = await reader.readuntil(b"\r\n\r\n")
-                except (asyncio.IncompleteReadError, ConnectionError):
-                    return
-                except asyncio.LimitOverrunError:
-                    writer.write(
-                        b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
-                        b"content-length: 0\r\nconnection: close\r\n\r\n"
-                    )
-                    return
-                try:
+                    head = await self._read_head(reader, first_request)
+                    if head is None:
+                        return
+                    first_request = False
                     first, headers = _parse_head(head[:-4])
                     method, target, _ = first.split(b" ", 2)
+                    forward_for(headers, peer)
                     if b"websocket" in headers.get(b"upgrade", b"").lower():
-                        await self._pipe_websocket(head, reader, writer)
+                        await self._pipe_websocket(_head(first, headers), reader, writer)
                         return
                     if headers.pop(b"expect", b"").lower() == b"100-continue":
                         # curl asks before sending a body over 1 KiB: answer for the worker
                         writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-                        head = _head(first, headers)
-                    body = await _read_body(reader, headers) or b""
+                    body = await self._read_body_in_time(reader, headers) or b""
+                except asyncio.LimitOverrunError:
+                    writer.write(_refusal(b"431 Request Header Fields Too Large"))
+                    return
                 except (BadRequest, ValueError) as exc:
-                    status = exc.status if isinstance(exc, BadRequest) else b"400 Bad Request"
                     writer.write(
-                        b"HTTP/1.1 "
-                        + status
-                        + b"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                        _refusal(exc.status if isinstance(exc, BadRequest) else b"400 Bad Request")
                     )
                     return
                 _, _, query = target.partition(b"?")
                 key = routing_key(episode_id_of(query, headers, body))
                 index = worker_for(key, len(self.sockets))
                 request = (
-                    head + body
+                    _head(first, headers) + body
                     if b"transfer-encoding" not in headers
                     else _rebuild(first, headers, body)
                 )
@@ -232,9 +301,13 @@ class Front:
 
 
 async def serve(
-    host: str, port: int, sockets: list[str], ready: asyncio.Event | None = None
+    host: str,
+    port: int,
+    sockets: list[str],
+    ready: asyncio.Event | None = None,
+    limits: Limits | None = None,
 ) -> None:
-    front = Front(sockets)
+    front = Front(sockets, limits or Limits.from_settings())
     server = await asyncio.start_server(front.handle, host, port, limit=MAX_HEAD, backlog=2048)
     if ready is not None:
         ready.set()

@@ -4,6 +4,9 @@ uvicorn arms its keep-alive timer only after a response, so a client that opens 
 connection and sends its headers one byte at a time (slowloris) holds the connection for
 as long as it likes. `header_timeout_protocol` closes a connection whose request headers
 are not complete DCE_HEADER_SECONDS after the request began.
+
+`server --workers N` serves the same app with the same options in each worker process, on a
+Unix socket behind the affinity front (`worker_options`, `behind_front`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from dataclean_env.settings import Settings
@@ -66,3 +71,40 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         "access_log": settings.access_log,
         "forwarded_allow_ips": settings.forwarded_allow_ips,
     }
+
+
+# The front keeps its connections to a worker open between requests; clients' idle
+# connections are the front's to time out (DCE_KEEP_ALIVE_SECONDS).
+FRONT_KEEP_ALIVE_SECONDS = 600
+# What a worker calls its Unix-socket peer: only the front can reach the socket (a private
+# folder), so the worker trusts the X-Forwarded-For the front appends to.
+FRONT_PEER = "dce-front"
+
+
+def worker_options(settings: Settings) -> dict[str, Any]:
+    """`uvicorn_options` for a worker behind the front (proxy headers: `behind_front`)."""
+    return {
+        **uvicorn_options(settings),
+        "timeout_keep_alive": FRONT_KEEP_ALIVE_SECONDS,
+        "proxy_headers": False,
+        "log_level": "warning",
+        "access_log": False,
+    }
+
+
+def behind_front(app: ASGIApp, settings: Settings) -> ASGIApp:
+    """`app` as a worker serves it: the client address comes from X-Forwarded-For, where the
+    front appended its TCP peer, read with the trusted proxies a single process uses."""
+    allowed = settings.forwarded_allow_ips.strip()
+    # uvicorn types ASGI more narrowly than Starlette; the protocol is the same.
+    trusted: Any = ProxyHeadersMiddleware(
+        app,  # type: ignore[arg-type]
+        trusted_hosts="*" if allowed == "*" else f"{allowed},{FRONT_PEER}",
+    )
+
+    async def from_front(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket") and scope.get("client") is None:
+            scope["client"] = (FRONT_PEER, 0)  # a Unix socket has no address
+        await trusted(scope, receive, send)
+
+    return from_front

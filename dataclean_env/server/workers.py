@@ -3,7 +3,9 @@
 Each worker serves the whole app on its own Unix socket in a private temporary folder; the
 front listens on host:port and sends each call to the worker that holds its episode
 (`affinity`). Workers share their Prometheus samples through a folder
-(`PROMETHEUS_MULTIPROC_DIR`), so /metrics on any of them shows the whole server. The
+(`PROMETHEUS_MULTIPROC_DIR`), so /metrics on any of them shows the whole server. A worker
+is this module run as a program (`serve_worker`): the app with the same uvicorn options as a
+single process (`serving`), its leaderboard database opened before it answers /health. The
 supervisor waits until every worker answers /health before it opens the port, restarts
 nothing (a dead worker ends the server, so an orchestrator sees it), and stops the workers
 when it is stopped.
@@ -47,19 +49,7 @@ def start_workers(count: int, folder: Path) -> tuple[list[subprocess.Popen], lis
     sockets = [str(folder / f"worker-{i}.sock") for i in range(count)]
     processes = [
         subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "dataclean_env.server.app:app",
-                "--uds",
-                path,
-                "--log-level",
-                "warning",
-                "--no-access-log",
-                "--timeout-keep-alive",
-                "600",
-            ],
+            [sys.executable, "-m", "dataclean_env.server.workers", path],
             env={**env, "DCE_WORKER_INDEX": str(i)},
         )
         for i, path in enumerate(sockets)
@@ -111,6 +101,20 @@ async def _run(host: str, port: int, sockets: list[str], processes: list[subproc
             await task
 
 
+def serve_worker(path: str) -> None:
+    """One worker: the app on the Unix socket `path`, served as a single process serves it."""
+    import uvicorn
+
+    from dataclean_env.server.app import create_app, open_leaderboard
+    from dataclean_env.server.serving import behind_front, worker_options
+    from dataclean_env.settings import get_settings
+
+    settings = get_settings()
+    app = create_app(settings)
+    open_leaderboard(app)
+    uvicorn.run(behind_front(app, settings), uds=path, **worker_options(settings))
+
+
 def serve(host: str, port: int, count: int) -> None:
     """Run the front and `count` workers until SIGINT/SIGTERM."""
     folder = Path(tempfile.mkdtemp(prefix="dce-workers-"))
@@ -127,3 +131,7 @@ def serve(host: str, port: int, count: int) -> None:
     finally:
         stop_workers(processes)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    serve_worker(sys.argv[1])
