@@ -69,7 +69,10 @@ def check_parameters(parameters: dict[str, Any], limits: EngineLimits) -> None:
 def _text_chars(values: list[Any]) -> tuple[int, int]:
     """(total characters, longest cell) over the text cells of a column; InvalidText if
     one holds a lone surrogate (it could never be sent as JSON)."""
-    texts = [v for v in values if v.__class__ is str]
+    types = set(map(type, values))  # one C pass; most columns are all text or none
+    if str not in types:
+        return 0, 0
+    texts = values if len(types) == 1 else [v for v in values if v.__class__ is str]
     if not texts:
         return 0, 0
     joined = "\x00".join(texts)

@@ -7,6 +7,8 @@ version, so a step costs a handful of pandas calls rather than dozens.
 
 from __future__ import annotations
 
+import operator
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -60,14 +62,26 @@ class Snapshot:
         )
 
     def duplicate_mask(self, subset: list[str] | None = None) -> list[bool]:
-        """True for every row that repeats an earlier one (on `subset`, default all columns)."""
+        """True for every row that repeats an earlier one (on `subset`, default all columns).
+
+        Only a row whose first column's value repeats can repeat a row, so whole rows are
+        hashed for those alone (on a keyed table, the few true duplicates)."""
         columns = subset or list(self.columns)
+        if not columns:
+            return [i > 0 for i in range(self.n_rows)]
+        first = self.values[columns[0]]
+        counts = Counter(first)
+        mask = [False] * self.n_rows
+        if len(counts) == len(first):
+            return mask
+        lists = [self.values[c] for c in columns]
         seen: set[tuple[Any, ...]] = set()
-        mask = []
-        for row in zip(*(self.values[c] for c in columns), strict=True):
-            mask.append(row in seen)
-            seen.add(row)
-        return mask if columns else [i > 0 for i in range(self.n_rows)]
+        for i, value in enumerate(first):
+            if counts[value] > 1:
+                row = tuple(column[i] for column in lists)
+                mask[i] = row in seen
+                seen.add(row)
+        return mask
 
     def duplicate_count(self) -> int:
         """How many rows repeat an earlier one (all columns): rows less distinct rows."""
@@ -84,7 +98,13 @@ class Snapshot:
     # snapshot directly, instead of having every column read out of pandas again.
     def with_rows(self, keep: list[int]) -> Snapshot:
         """The snapshot of the table reduced to the rows at positions `keep`, in order."""
-        values = {c: [column[i] for i in keep] for c, column in self.values.items()}
+        if not keep:
+            return replace(self, values={c: [] for c in self.values}, n_rows=0)
+        pick = operator.itemgetter(*keep)  # one C call per column
+        if len(keep) == 1:
+            values = {c: [pick(column)] for c, column in self.values.items()}
+        else:
+            values = {c: list(pick(column)) for c, column in self.values.items()}
         return replace(self, values=values, n_rows=len(keep))
 
     def renamed(self, names: list[str]) -> Snapshot:

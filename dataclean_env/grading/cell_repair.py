@@ -273,15 +273,23 @@ class CellRepairGrader:
         return None
 
     def _align(self, keys: list[Any]) -> _Alignment:
-        first: dict[str, int] = {}
+        """Each clean key's first row; every other row (a repeat, a missing key or a key
+        clean lacks) counted in `extra` by its key."""
+        texts = _key_texts(keys)
+        # Reversed, so that the first position of a repeated key is the one kept.
+        first = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1), strict=True))
+        counts = Counter(texts)
         extra: Counter = Counter()
-        for position, value in enumerate(keys):
-            key = None if value is MISSING else key_text(value)
-            if key is None or key in first or key not in self.gold_keys:
-                extra[key] += 1
-            else:
-                first[key] = position
-        return _Alignment(tuple(first.get(k) for k in self.clean_keys), extra, len(keys))
+        if len(counts) == len(texts):  # no repeats: only keys clean lacks are extra
+            extra.update(counts.keys() - self.gold_keys)
+        else:
+            for key, count in counts.items():
+                if key is None or key not in self.gold_keys:
+                    extra[key] = count
+                elif count > 1:
+                    extra[key] = count - 1
+        rows = tuple(map(first.get, self.clean_keys))
+        return _Alignment(rows, extra, len(keys))
 
     def _alignment_of(self, snapshot: Snapshot) -> _Alignment:
         keys = snapshot.values.get(self.key)
@@ -310,7 +318,7 @@ class CellRepairGrader:
         if hit is not None and hit[0] is values and hit[1] is alignment:
             return hit[2]
         if column.kind in (None, "str"):
-            result = (errors, *_text_column_counts(column, values, alignment))
+            result = (errors, *_text_column_counts(column, values, kind, alignment))
         else:
             right, changed = _column_state(column, values, kind, alignment)
             repaired = sum(
@@ -361,16 +369,54 @@ def _text_or_absent(value: Any) -> str | None:
     return ABSENT if value is _LOST else cell_text(value)
 
 
+# Cell types whose equal values always have the same text, per snapshot kind (a column of
+# one of these kinds holds one Python type, besides MISSING and _LOST, whose type is object).
+_SENTINELS = frozenset({type(MISSING), object})
+_SAME_TEXT_TYPES = {
+    "str": _SENTINELS | {str},
+    "int": _SENTINELS | {int},
+    "float": _SENTINELS | {float},
+    "bool": _SENTINELS | {bool},
+    "datetime": _SENTINELS | {pd.Timestamp},
+}
+
+
+def _texts(cells: Sequence[Any], kind: str) -> list[str | None]:
+    """`_text_or_absent` of every cell, in C-level maps: trimmed when every cell is text,
+    else through each distinct value once when equal cells are sure to read the same (one
+    type per column); cell by cell otherwise."""
+    types = set(map(type, cells))
+    if types <= {str}:
+        return list(map(str.strip, cells))
+    if types <= _SAME_TEXT_TYPES.get(kind, _SENTINELS | {str}):
+        text_of = {v: _text_or_absent(v) for v in set(cells)}
+        return list(map(text_of.__getitem__, cells))
+    return [
+        v.strip() if type(v) is str else "" if v is MISSING else _text_or_absent(v) for v in cells
+    ]
+
+
+def _key_texts(keys: list[Any]) -> list[str | None]:
+    """`key_text` of every key (None for a missing one). Whole numbers an int64 column holds
+    are their own text while a float holds them exactly (key_text reads keys as floats)."""
+    if set(map(type, keys)) <= {int} and (
+        not keys or (min(keys) >= -_EXACT_INT and max(keys) <= _EXACT_INT)
+    ):
+        return list(map(str, keys))
+    return [None if v is MISSING else key_text(v) for v in keys]
+
+
+_EXACT_INT = 2**53
+
+
 def _text_column_counts(
-    column: GradedColumn, values: list[Any], alignment: _Alignment
+    column: GradedColumn, values: list[Any], kind: str, alignment: _Alignment
 ) -> tuple[int, int]:
     """(changed, repaired) of a text-compared column, in list comprehensions and C-level
     maps (a few ms per 10,000 cells). A lost row's text is ABSENT: changed unless dirty
     lacked the row too, and never right."""
     cells = values if alignment.identity else alignment.gather([*values, _LOST])
-    texts = [
-        v.strip() if type(v) is str else "" if v is MISSING else _text_or_absent(v) for v in cells
-    ]
+    texts = _texts(cells, kind)
     changed = sum(map(operator.ne, texts, column.dirty))
     # A wrong dirty cell that now equals clean has changed (its text differs from dirty).
     clean = column.clean

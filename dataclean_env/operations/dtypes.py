@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -23,7 +24,14 @@ from dataclean_env.operations.column_checks import (
     sample,
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
-from dataclean_env.values import MISSING, is_iso_date, kind_of, numbers_in, parse_bool
+from dataclean_env.values import (
+    MISSING,
+    all_iso_dates,
+    is_iso_date,
+    kind_of,
+    numbers_in,
+    parse_bool,
+)
 
 Dtype = Literal["auto", "int", "float", "str", "bool", "datetime"]
 
@@ -42,7 +50,7 @@ class Column:
     kind: str
     index: pd.Index
 
-    @property
+    @cached_property  # converters ask for it more than once on a large column
     def present(self) -> list[Any]:
         return [v for v in self.values if v is not MISSING]
 
@@ -145,7 +153,8 @@ def to_bool(column: Column) -> pd.Series | None:
 def to_datetime(column: Column) -> pd.Series | None:
     if column.kind == "datetime":
         return None
-    bad = [v for v in column.present if not is_iso_date(v)]
+    present = column.present
+    bad = [] if all_iso_dates(present) else [v for v in present if not is_iso_date(v)]
     texts = ["NaT" if v is MISSING else str(v).strip() for v in column.values]
     if not bad:
         try:
@@ -181,7 +190,7 @@ def infer(column: Column) -> pd.Series | None:
         isinstance(v, str) and v.strip().lower() in ("true", "false") for v in present
     ):
         return to_bool(column)
-    if all(is_iso_date(v) for v in present):
+    if all_iso_dates(present):
         try:
             return to_datetime(column)
         except OperationFailed:
