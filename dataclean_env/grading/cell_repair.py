@@ -30,13 +30,16 @@ cells. Nothing here reaches an agent but the three figures.
 from __future__ import annotations
 
 import operator
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import repeat
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from dataclean_env.grading.gold_facts import key_text
@@ -115,17 +118,27 @@ class GradedColumn:
         return tuple(i for i, right in enumerate(self.dirty_right) if not right)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Alignment:
-    rows: tuple[int | None, ...]  # per clean row: its position in the table, or None
+    picks: list[int]  # per clean row: its position in the table, or n_rows (not there)
     extra: Counter  # key -> rows beyond the first (or rows of keys clean lacks)
-
     n_rows: int  # rows of the table it was computed for
+
+    @cached_property
+    def rows(self) -> tuple[int | None, ...]:
+        """Per clean row: its position in the table, or None."""
+        lost = self.n_rows
+        return tuple(None if pick == lost else pick for pick in self.picks)
+
+    @cached_property
+    def lost(self) -> int:
+        """Clean rows the table does not hold."""
+        return self.picks.count(self.n_rows)
 
     @cached_property
     def gather(self) -> Callable[[list[Any]], tuple[Any, ...]]:
         """Picks each clean row's cell from a column list with `_LOST` appended (C speed)."""
-        picks = [self.n_rows if row is None else row for row in self.rows]
+        picks = self.picks
         if len(picks) == 1:
             return lambda cells: (cells[picks[0]],)
         return operator.itemgetter(*picks)
@@ -133,7 +146,7 @@ class _Alignment:
     @cached_property
     def identity(self) -> bool:
         """Clean row i is the table's row i, for every i (nothing dropped or moved)."""
-        return self.rows == tuple(range(len(self.rows)))
+        return self.n_rows >= len(self.picks) and self.picks == list(range(len(self.picks)))
 
 
 class CellRepairGrader:
@@ -261,7 +274,7 @@ class CellRepairGrader:
 
     def gold_rows_missing(self, snapshot: Snapshot) -> int:
         """Clean rows the table no longer holds. For harnesses, never for agents."""
-        return sum(1 for row in self._alignment_of(snapshot).rows if row is None)
+        return self._alignment_of(snapshot).lost
 
     # ── internals ─────────────────────────────────────────────────────────
     def _name_in(self, snapshot: Snapshot, column: GradedColumn) -> str | None:
@@ -275,7 +288,10 @@ class CellRepairGrader:
     def _align(self, keys: list[Any]) -> _Alignment:
         """Each clean key's first row; every other row (a repeat, a missing key or a key
         clean lacks) counted in `extra` by its key."""
-        texts = _key_texts(keys)
+        aligned = self._align_ints(keys)
+        if aligned is not None:
+            return aligned
+        texts = [None if v is MISSING else key_text(v) for v in keys]
         # Reversed, so that the first position of a repeated key is the one kept.
         first = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1), strict=True))
         counts = Counter(texts)
@@ -288,13 +304,58 @@ class CellRepairGrader:
                     extra[key] = count
                 elif count > 1:
                     extra[key] = count - 1
-        rows = tuple(map(first.get, self.clean_keys))
-        return _Alignment(rows, extra, len(keys))
+        picks = list(map(first.get, self.clean_keys, repeat(len(keys))))
+        return _Alignment(picks, extra, len(keys))
+
+    def _align_ints(self, keys: list[Any]) -> _Alignment | None:
+        """`_align` of integer keys, in numpy: an int key's text is `str(key)` while a float
+        holds it exactly (key_text reads keys as numbers), so it can only be a clean key
+        whose text is an integer's own. None for other keys."""
+        if not set(map(type, keys)) <= {int}:
+            return None
+        try:
+            table = np.array(keys, dtype=np.int64)
+        except OverflowError:
+            return None
+        if table.size and (table.min() < -_EXACT_INT or table.max() > _EXACT_INT):
+            return None
+        clean, clean_rows = self._int_clean_keys
+        n_rows = len(keys)
+        if clean.size:
+            slot = np.minimum(np.searchsorted(clean, table), clean.size - 1)
+            found = clean[slot] == table
+            at = np.flatnonzero(found)
+            # The first row holding each clean key (np.unique returns first occurrences).
+            matched, first = np.unique(clean_rows[slot[at]], return_index=True)
+            first_rows = at[first]
+        else:
+            matched = first_rows = np.zeros(0, dtype=np.int64)
+        picks = np.full(len(self.clean_keys), n_rows, dtype=np.int64)
+        picks[matched] = first_rows
+        others = np.ones(n_rows, dtype=bool)
+        others[first_rows] = False
+        extra = Counter(map(str, table[others].tolist()))
+        return _Alignment(picks.tolist(), extra, n_rows)
+
+    @cached_property
+    def _int_clean_keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """The clean keys that are integers' own texts, sorted, and their clean rows."""
+        numbers, rows = [], []
+        for row, text in enumerate(self.clean_keys):
+            if _INTEGER.fullmatch(text) and str(int(text)) == text:
+                numbers.append(int(text))
+                rows.append(row)
+        order = np.argsort(np.array(numbers, dtype=np.int64), kind="stable")
+        return (
+            np.array(numbers, dtype=np.int64)[order],
+            np.array(rows, dtype=np.int64)[order],
+        )
 
     def _alignment_of(self, snapshot: Snapshot) -> _Alignment:
         keys = snapshot.values.get(self.key)
         if keys is None:  # the key column is protected, so this cannot happen in an episode
-            return _Alignment((None,) * len(self.clean_keys), Counter(), snapshot.n_rows)
+            lost = [snapshot.n_rows] * len(self.clean_keys)
+            return _Alignment(lost, Counter(), snapshot.n_rows)
         cache_key = ("rows", id(keys))
         hit = self._cache.get(cache_key)
         if hit is not None and hit[0] is keys:
@@ -396,17 +457,9 @@ def _texts(cells: Sequence[Any], kind: str) -> list[str | None]:
     ]
 
 
-def _key_texts(keys: list[Any]) -> list[str | None]:
-    """`key_text` of every key (None for a missing one). Whole numbers an int64 column holds
-    are their own text while a float holds them exactly (key_text reads keys as floats)."""
-    if set(map(type, keys)) <= {int} and (
-        not keys or (min(keys) >= -_EXACT_INT and max(keys) <= _EXACT_INT)
-    ):
-        return list(map(str, keys))
-    return [None if v is MISSING else key_text(v) for v in keys]
-
-
+# Past 2**53 a float no longer holds every integer, so key_text may read two keys as one.
 _EXACT_INT = 2**53
+_INTEGER = re.compile(r"-?[0-9]+")
 
 
 def _text_column_counts(

@@ -52,6 +52,8 @@ class Column:
 
     @cached_property  # converters ask for it more than once on a large column
     def present(self) -> list[Any]:
+        if MISSING not in self.values:  # a C scan; most columns are complete
+            return self.values
         return [v for v in self.values if v is not MISSING]
 
     def series(self, data: Any, dtype: Any = None) -> pd.Series:
@@ -155,10 +157,19 @@ def to_datetime(column: Column) -> pd.Series | None:
         return None
     present = column.present
     bad = [] if all_iso_dates(present) else [v for v in present if not is_iso_date(v)]
-    texts = ["NaT" if v is MISSING else str(v).strip() for v in column.values]
-    if not bad:
+    if not bad:  # every present value is text
+        values = column.values
+        if present is values:
+            texts = list(map(str.strip, values))
+        else:
+            texts = ["NaT" if v is MISSING else v.strip() for v in values]
+        # numpy reads each distinct text once; a large column repeats its dates.
+        distinct = list(dict.fromkeys(texts))
+        number = dict(zip(distinct, range(len(distinct)), strict=True))
         try:
-            return column.series(np.array(texts, dtype="datetime64[ns]"))
+            parsed = np.array(distinct, dtype="datetime64[ns]")
+            picks = np.array(list(map(number.__getitem__, texts)), dtype=np.intp)
+            return column.series(parsed[picks])
         except ValueError:  # well-formed but impossible, like 2024-02-30
             bad = [v for v in column.present if _impossible_date(v)]
     raise OperationFailed(
