@@ -92,13 +92,14 @@ class Snapshot:
         mask = [False] * self.n_rows
         if len(counts) == len(first):
             return mask
-        lists = [self.values[c] for c in columns]
+        repeats = np.fromiter(map(counts.__getitem__, first), dtype=np.int64, count=len(first))
+        candidates = np.flatnonzero(repeats > 1).tolist()  # two at least
+        pick = operator.itemgetter(*candidates)
         seen: set[tuple[Any, ...]] = set()
-        for i, value in enumerate(first):
-            if counts[value] > 1:
-                row = tuple(column[i] for column in lists)
-                mask[i] = row in seen
-                seen.add(row)
+        rows = zip(*(pick(self.values[c]) for c in columns), strict=True)
+        for i, row in zip(candidates, rows, strict=True):
+            mask[i] = row in seen
+            seen.add(row)
         return mask
 
     def duplicate_count(self) -> int:

@@ -229,8 +229,11 @@ class CellRepairGrader:
             repaired += col_repaired
         # Extra rows: each cell of a removed one is a repair, of an added one a change.
         before, after = self._dirty_alignment.extra, alignment.extra
-        removed = sum((before - after).values())
-        added = sum((after - before).values())
+        if after:
+            removed = sum((before - after).values())
+            added = sum((after - before).values())
+        else:  # the usual case once repeats are gone: no Counter arithmetic
+            removed, added = sum(before.values()), 0
         changed += (removed + added) * width
         repaired += removed * width
         if self.grade_headers:
@@ -445,11 +448,18 @@ _SAME_TEXT_TYPES = {
 def _texts(cells: Sequence[Any], kind: str) -> list[str | None]:
     """`_text_or_absent` of every cell, in C-level maps: trimmed when every cell is text,
     else through each distinct value once when equal cells are sure to read the same (one
-    type per column); cell by cell otherwise."""
-    types = set(map(type, cells))
-    if types <= {str}:
+    type per column; dates by object, since a snapshot shares one Timestamp among the
+    cells of a date and hashing Timestamps is slow); cell by cell otherwise."""
+    try:
         return list(map(str.strip, cells))
-    if types <= _SAME_TEXT_TYPES.get(kind, _SENTINELS | {str}):
+    except TypeError:  # a cell that is not text
+        pass
+    if set(map(type, cells)) <= _SAME_TEXT_TYPES.get(kind, _SENTINELS | {str}):
+        if kind == "datetime":
+            ids = list(map(id, cells))
+            by_id = dict(zip(ids, cells, strict=True))
+            text_of_id = {i: _text_or_absent(v) for i, v in by_id.items()}
+            return list(map(text_of_id.__getitem__, ids))
         text_of = {v: _text_or_absent(v) for v in set(cells)}
         return list(map(text_of.__getitem__, cells))
     return [
