@@ -11,6 +11,7 @@ import json
 import time
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import filterfalse
 from typing import Any
 
 from dataclean_env.errors import InvalidText, StepTimeLimit, TooLarge
@@ -73,15 +74,14 @@ def _text_chars(values: list[Any]) -> tuple[int, int]:
     if str not in types:
         return 0, 0
     texts = values if len(types) == 1 else [v for v in values if v.__class__ is str]
-    if not texts:
-        return 0, 0
-    joined = "\x00".join(texts)
-    if not joined.isascii():
+    # Only text beyond ASCII can hold a surrogate: encode just those cells, not the column.
+    wide = list(filterfalse(str.isascii, texts))
+    if wide:
         try:
-            joined.encode("utf-8")
+            "\x00".join(wide).encode("utf-8")
         except UnicodeEncodeError:
             raise InvalidText("the result would hold text that is not valid Unicode") from None
-    return len(joined) - len(texts) + 1, max(map(len, texts))
+    return sum(map(len, texts)), max(map(len, texts))
 
 
 class TableBudget:

@@ -30,7 +30,6 @@ cells. Nothing here reaches an agent but the three figures.
 from __future__ import annotations
 
 import operator
-import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -45,6 +44,7 @@ import pandas as pd
 from dataclean_env.grading.gold_facts import key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp
+from dataclean_env.int_keys import int_keys, integer_of
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.values import (
     MISSING,
@@ -116,6 +116,18 @@ class GradedColumn:
     def errors(self) -> tuple[int, ...]:
         """Clean-row positions whose dirty cell is wrong."""
         return tuple(i for i, right in enumerate(self.dirty_right) if not right)
+
+    @cached_property
+    def error_cells(self) -> tuple[Callable[[Sequence[Any]], Sequence[Any]], tuple[Any, ...]]:
+        """(picks the error positions' cells from a list, their clean values): a column's
+        repairs are counted in one C-level comparison."""
+        errors = self.errors
+        if len(errors) == 1:
+            return (lambda cells: (cells[errors[0]],)), (self.clean[errors[0]],)
+        if not errors:
+            return (lambda cells: ()), ()
+        pick = operator.itemgetter(*errors)
+        return pick, pick(self.clean)
 
 
 @dataclass(frozen=True, eq=False)
@@ -314,13 +326,8 @@ class CellRepairGrader:
         """`_align` of integer keys, in numpy: an int key's text is `str(key)` while a float
         holds it exactly (key_text reads keys as numbers), so it can only be a clean key
         whose text is an integer's own. None for other keys."""
-        if not set(map(type, keys)) <= {int}:
-            return None
-        try:
-            table = np.array(keys, dtype=np.int64)
-        except OverflowError:
-            return None
-        if table.size and (table.min() < -_EXACT_INT or table.max() > _EXACT_INT):
+        table = int_keys(keys)
+        if table is None:
             return None
         clean, clean_rows = self._int_clean_keys
         n_rows = len(keys)
@@ -345,8 +352,9 @@ class CellRepairGrader:
         """The clean keys that are integers' own texts, sorted, and their clean rows."""
         numbers, rows = [], []
         for row, text in enumerate(self.clean_keys):
-            if _INTEGER.fullmatch(text) and str(int(text)) == text:
-                numbers.append(int(text))
+            number = integer_of(text)
+            if number is not None:
+                numbers.append(number)
                 rows.append(row)
         order = np.argsort(np.array(numbers, dtype=np.int64), kind="stable")
         return (
@@ -454,7 +462,10 @@ def _texts(cells: Sequence[Any], kind: str) -> list[str | None]:
         return list(map(str.strip, cells))
     except TypeError:  # a cell that is not text
         pass
-    if set(map(type, cells)) <= _SAME_TEXT_TYPES.get(kind, _SENTINELS | {str}):
+    types = set(map(type, cells))
+    if types <= _SENTINELS | {str}:
+        return _texts_with_gaps(list(cells))
+    if types <= _SAME_TEXT_TYPES.get(kind, _SENTINELS | {str}):
         if kind == "datetime":
             ids = list(map(id, cells))
             by_id = dict(zip(ids, cells, strict=True))
@@ -467,9 +478,30 @@ def _texts(cells: Sequence[Any], kind: str) -> list[str | None]:
     ]
 
 
-# Past 2**53 a float no longer holds every integer, so key_text may read two keys as one.
-_EXACT_INT = 2**53
-_INTEGER = re.compile(r"-?[0-9]+")
+def _texts_with_gaps(cells: list[Any]) -> list[str | None]:
+    """`_text_or_absent` of text cells among MISSING and _LOST ones: the gaps are found
+    by C scans (`list.index`) and blanked, the rest trimmed in one map."""
+    missing, lost = _indexes(cells, MISSING), _indexes(cells, _LOST)
+    for position in missing + lost:
+        cells[position] = ""
+    try:
+        texts: list[str | None] = list(map(str.strip, cells))
+    except TypeError:  # some other object: cell by cell
+        return [_text_or_absent(v) for v in cells]
+    for position in lost:
+        texts[position] = ABSENT
+    return texts
+
+
+def _indexes(cells: list[Any], marker: object) -> list[int]:
+    """Where `marker` is in `cells` (text never equals a marker: they compare by identity)."""
+    found, position = [], -1
+    try:
+        while True:
+            position = cells.index(marker, position + 1)
+            found.append(position)
+    except ValueError:
+        return found
 
 
 def _text_column_counts(
@@ -482,8 +514,8 @@ def _text_column_counts(
     texts = _texts(cells, kind)
     changed = sum(map(operator.ne, texts, column.dirty))
     # A wrong dirty cell that now equals clean has changed (its text differs from dirty).
-    clean = column.clean
-    repaired = sum(1 for i in column.errors if texts[i] == clean[i])
+    pick, clean = column.error_cells
+    repaired = sum(map(operator.eq, pick(texts), clean))
     return changed, repaired
 
 

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dataclean_env.errors import OperationFailed
+from dataclean_env.errors import InvalidText, OperationFailed
 from dataclean_env.grading.cell_repair import (
     _LOST,
     ABSENT,
@@ -32,7 +32,9 @@ from dataclean_env.grading.cell_repair import (
 )
 from dataclean_env.grading.gold_facts import key_text
 from dataclean_env.limits import _text_chars
+from dataclean_env.operations.column_checks import _rewritten, _rewritten_cells
 from dataclean_env.operations.dtypes import Column, to_datetime
+from dataclean_env.operations.rows import _positions
 from dataclean_env.snapshot import Snapshot, _cells
 from dataclean_env.values import (
     MISSING,
@@ -96,11 +98,17 @@ def reference_cells(series: pd.Series) -> list[Any]:
     return [MISSING if v is None or v is pd.NA or v != v else v for v in values]
 
 
-def reference_text_chars(values: list[Any]) -> tuple[int, int]:
+def reference_text_chars(values: list[Any]) -> tuple[int, int] | None:
+    """None: InvalidText (a lone surrogate)."""
     texts = [v for v in values if v.__class__ is str]
     if not texts:
         return 0, 0
-    return len("\x00".join(texts)) - len(texts) + 1, max(map(len, texts))
+    joined = "\x00".join(texts)
+    try:
+        joined.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return len(joined) - len(texts) + 1, max(map(len, texts))
 
 
 def reference_to_datetime(values: list[Any]) -> pd.Series | None:
@@ -290,9 +298,18 @@ def test_snapshot_cells_equal_the_per_cell_read(
 
 # ── limits.py ─────────────────────────────────────────────────────────────────
 @SETTINGS
-@given(columns_of(ANY_CELLS))
-def test_text_chars_equal_counting_each_text(values: list[Any]) -> None:
-    assert _text_chars(values) == reference_text_chars(values)
+@given(
+    columns_of(ANY_CELLS),
+    st.lists(st.sampled_from(["é", "日本", "\ud800", "a\udfffb"]), max_size=2),
+)
+def test_text_chars_equal_counting_each_text(values: list[Any], wide: list[str]) -> None:
+    values = [*values, *wide]
+    expected = reference_text_chars(values)
+    if expected is None:
+        with pytest.raises(InvalidText):
+            _text_chars(values)
+    else:
+        assert _text_chars(values) == expected
 
 
 # ── grading/cell_repair.py ────────────────────────────────────────────────────
@@ -398,3 +415,56 @@ def test_an_integer_key_past_two_to_the_53_is_read_as_key_text_reads_it() -> Non
     assert grader._align([big + 1]).rows == (0,)
     assert grader._align([big + 1]).rows == reference_align(grader, [big + 1])[0]
     assert math.isclose(float(big + 1), float(big))
+
+
+# ── operations/rows.py ────────────────────────────────────────────────────────
+def reference_positions(keys: list[Any]) -> dict[str | None, list[int]]:
+    positions: dict[str | None, list[int]] = {}
+    for i, value in enumerate(keys):
+        positions.setdefault(key_text(value), []).append(i)
+    return positions
+
+
+@SETTINGS
+@given(
+    st.lists(KEYS, max_size=40),
+    st.lists(st.one_of(KEYS, CLEAN_KEYS).filter(lambda k: k is not MISSING), max_size=8),
+    st.booleans(),
+)
+def test_row_positions_equal_reading_every_key(
+    keys: list[Any], row_ids: list[Any], only_ints: bool
+) -> None:
+    if only_ints:  # the numpy path's domain: int keys only
+        keys = [k for k in keys if type(k) is int]
+    wanted = {key_text(r) for r in row_ids}
+    every = reference_positions(keys)
+    expected = {text: rows for text, rows in every.items() if text in wanted}
+    assert _positions(keys, wanted) == expected
+
+
+# ── operations/column_checks.py ───────────────────────────────────────────────
+@SETTINGS
+@given(
+    columns_of(st.one_of(st.sampled_from([" a", "b ", "c", " ", "", "Ab"]), st.just(MISSING))),
+    st.sampled_from([str.strip, str.lower, str.upper]),
+    st.lists(st.one_of(st.integers(0, 2), st.floats(0, 1)), max_size=2),
+)
+def test_text_rewrites_equal_rewriting_each_cell(
+    cells: list[Any], method: Any, others: list[Any]
+) -> None:
+    cells = [*cells, *others]  # numbers in a text column: the per-cell path
+
+    def rewrite(v: Any) -> Any:
+        return method(v) if isinstance(v, str) else v
+
+    expected = [v if v is MISSING else rewrite(v) for v in cells]
+    got = _rewritten_cells(cells, rewrite, method)
+    assert got == expected
+    assert [v is MISSING for v in got] == [v is MISSING for v in expected]
+    old_count = sum(1 for a, b in zip(cells, got, strict=True) if a is not b and a != b)
+    table = pd.DataFrame(
+        {"c": pd.Series([np.nan if v is MISSING else v for v in cells], dtype=object)}
+    )
+    series, count = _rewritten(table, "c", cells, got)
+    assert count == old_count
+    assert (series is None) == (old_count == 0)
