@@ -31,7 +31,7 @@ def _cells(series: pd.Series) -> list[Any]:
     dtype = series.dtype
     if isinstance(dtype, np.dtype) and dtype.kind in "iub":
         return series.tolist()
-    if dtype.kind == "M":
+    if isinstance(series.array, pd.arrays.DatetimeArray):  # datetime64, with or without tz
         return _date_cells(series)
     if (isinstance(dtype, np.dtype) and dtype.kind == "f") or isinstance(dtype, pd.StringDtype):
         # Their cells are numbers (or text) and NaN (or pd.NA): `isna` says which.
