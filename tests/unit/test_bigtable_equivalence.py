@@ -44,7 +44,7 @@ from dataclean_env.values import (
     parse_number,
 )
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # ── the per-cell definitions ──────────────────────────────────────────────────
