@@ -11,6 +11,7 @@ import json
 import time
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import filterfalse
 from typing import Any
 
 from dataclean_env.errors import InvalidText, StepTimeLimit, TooLarge
@@ -69,16 +70,18 @@ def check_parameters(parameters: dict[str, Any], limits: EngineLimits) -> None:
 def _text_chars(values: list[Any]) -> tuple[int, int]:
     """(total characters, longest cell) over the text cells of a column; InvalidText if
     one holds a lone surrogate (it could never be sent as JSON)."""
-    texts = [v for v in values if v.__class__ is str]
-    if not texts:
+    types = set(map(type, values))  # one C pass; most columns are all text or none
+    if str not in types:
         return 0, 0
-    joined = "\x00".join(texts)
-    if not joined.isascii():
+    texts = values if len(types) == 1 else [v for v in values if v.__class__ is str]
+    # Only text beyond ASCII can hold a surrogate: encode just those cells, not the column.
+    wide = list(filterfalse(str.isascii, texts))
+    if wide:
         try:
-            joined.encode("utf-8")
+            "\x00".join(wide).encode("utf-8")
         except UnicodeEncodeError:
             raise InvalidText("the result would hold text that is not valid Unicode") from None
-    return len(joined) - len(texts) + 1, max(map(len, texts))
+    return sum(map(len, texts)), max(map(len, texts))
 
 
 class TableBudget:

@@ -7,6 +7,8 @@ version, so a step costs a handful of pandas calls rather than dozens.
 
 from __future__ import annotations
 
+import operator
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -23,12 +25,30 @@ def _normalise(values: list[Any]) -> list[Any]:
 
 def _cells(series: pd.Series) -> list[Any]:
     """The column's cells, missing ones as MISSING. A plain numpy int or bool column cannot
-    hold a missing cell, so it skips the per-cell check (nullable Int64 is not numpy's)."""
-    values = series.tolist()
+    hold a missing cell, so it skips the per-cell check (nullable Int64 is not numpy's);
+    float and text columns find theirs with `isna`, in C; a date column makes one
+    Timestamp per distinct date (making them is what costs)."""
     dtype = series.dtype
     if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+        return series.tolist()
+    if isinstance(series.array, pd.arrays.DatetimeArray):  # datetime64, with or without tz
+        return _date_cells(series)
+    if (isinstance(dtype, np.dtype) and dtype.kind == "f") or isinstance(dtype, pd.StringDtype):
+        # Their cells are numbers (or text) and NaN (or pd.NA): `isna` says which.
+        values = series.tolist()
+        for position in np.flatnonzero(series.isna().to_numpy()).tolist():
+            values[position] = MISSING
         return values
-    return _normalise(values)
+    return _normalise(series.tolist())
+
+
+def _date_cells(series: pd.Series) -> list[Any]:
+    instants = series.array.asi8  # NaT is one more value here
+    distinct, first, which = np.unique(instants, return_index=True, return_inverse=True)
+    if 2 * len(distinct) > len(instants):
+        return _normalise(series.tolist())
+    stamps = _normalise(series.iloc[first].tolist())
+    return list(map(stamps.__getitem__, which.tolist()))
 
 
 @dataclass(frozen=True)
@@ -62,14 +82,27 @@ class Snapshot:
         )
 
     def duplicate_mask(self, subset: list[str] | None = None) -> list[bool]:
-        """True for every row that repeats an earlier one (on `subset`, default all columns)."""
+        """True for every row that repeats an earlier one (on `subset`, default all columns).
+
+        Only a row whose first column's value repeats can repeat a row, so whole rows are
+        hashed for those alone (on a keyed table, the few true duplicates)."""
         columns = subset or list(self.columns)
+        if not columns:
+            return [i > 0 for i in range(self.n_rows)]
+        first = self.values[columns[0]]
+        counts = Counter(first)
+        mask = [False] * self.n_rows
+        if len(counts) == len(first):
+            return mask
+        repeats = np.fromiter(map(counts.__getitem__, first), dtype=np.int64, count=len(first))
+        candidates = np.flatnonzero(repeats > 1).tolist()  # two at least
+        pick = operator.itemgetter(*candidates)
         seen: set[tuple[Any, ...]] = set()
-        mask = []
-        for row in zip(*(self.values[c] for c in columns), strict=True):
-            mask.append(row in seen)
+        rows = zip(*(pick(self.values[c]) for c in columns), strict=True)
+        for i, row in zip(candidates, rows, strict=True):
+            mask[i] = row in seen
             seen.add(row)
-        return mask if columns else [i > 0 for i in range(self.n_rows)]
+        return mask
 
     def duplicate_count(self) -> int:
         """How many rows repeat an earlier one (all columns): rows less distinct rows."""
@@ -86,7 +119,13 @@ class Snapshot:
     # snapshot directly, instead of having every column read out of pandas again.
     def with_rows(self, keep: list[int]) -> Snapshot:
         """The snapshot of the table reduced to the rows at positions `keep`, in order."""
-        values = {c: [column[i] for i in keep] for c, column in self.values.items()}
+        if not keep:
+            return replace(self, values={c: [] for c in self.values}, n_rows=0)
+        pick = operator.itemgetter(*keep)  # one C call per column
+        if len(keep) == 1:
+            values = {c: [pick(column)] for c, column in self.values.items()}
+        else:
+            values = {c: list(pick(column)) for c, column in self.values.items()}
         return replace(self, values=values, n_rows=len(keep))
 
     def renamed(self, names: list[str]) -> Snapshot:

@@ -35,13 +35,16 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import repeat
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from dataclean_env.grading.gold_facts import all_present, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp
+from dataclean_env.int_keys import int_keys, integer_of
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.values import (
     MISSING,
@@ -116,18 +119,40 @@ class GradedColumn:
         """Clean-row positions whose dirty cell is wrong."""
         return tuple(i for i, right in enumerate(self.dirty_right) if not right)
 
+    @cached_property
+    def error_cells(self) -> tuple[Callable[[Sequence[Any]], Sequence[Any]], tuple[Any, ...]]:
+        """(picks the error positions' cells from a list, their clean values): a column's
+        repairs are counted in one C-level comparison."""
+        errors = self.errors
+        if len(errors) == 1:
+            return (lambda cells: (cells[errors[0]],)), (self.clean[errors[0]],)
+        if not errors:
+            return (lambda cells: ()), ()
+        pick = operator.itemgetter(*errors)
+        return pick, pick(self.clean)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False)
 class _Alignment:
-    rows: tuple[int | None, ...]  # per clean row: its position in the table, or None
+    picks: list[int]  # per clean row: its position in the table, or n_rows (not there)
     extra: Counter  # key -> rows beyond the first (or rows of keys clean lacks)
-
     n_rows: int  # rows of the table it was computed for
+
+    @cached_property
+    def rows(self) -> tuple[int | None, ...]:
+        """Per clean row: its position in the table, or None."""
+        lost = self.n_rows
+        return tuple(None if pick == lost else pick for pick in self.picks)
+
+    @cached_property
+    def lost(self) -> int:
+        """Clean rows the table does not hold."""
+        return self.picks.count(self.n_rows)
 
     @cached_property
     def gather(self) -> Callable[[list[Any]], tuple[Any, ...]]:
         """Picks each clean row's cell from a column list with `_LOST` appended (C speed)."""
-        picks = [self.n_rows if row is None else row for row in self.rows]
+        picks = self.picks
         if len(picks) == 1:
             return lambda cells: (cells[picks[0]],)
         return operator.itemgetter(*picks)
@@ -135,7 +160,7 @@ class _Alignment:
     @cached_property
     def identity(self) -> bool:
         """Clean row i is the table's row i, for every i (nothing dropped or moved)."""
-        return self.rows == tuple(range(len(self.rows)))
+        return self.n_rows >= len(self.picks) and self.picks == list(range(len(self.picks)))
 
 
 class CellRepairGrader:
@@ -218,8 +243,11 @@ class CellRepairGrader:
             repaired += col_repaired
         # Extra rows: each cell of a removed one is a repair, of an added one a change.
         before, after = self._dirty_alignment.extra, alignment.extra
-        removed = sum((before - after).values())
-        added = sum((after - before).values())
+        if after:
+            removed = sum((before - after).values())
+            added = sum((after - before).values())
+        else:  # the usual case once repeats are gone: no Counter arithmetic
+            removed, added = sum(before.values()), 0
         changed += (removed + added) * width
         repaired += removed * width
         if self.grade_headers:
@@ -263,7 +291,7 @@ class CellRepairGrader:
 
     def gold_rows_missing(self, snapshot: Snapshot) -> int:
         """Clean rows the table no longer holds. For harnesses, never for agents."""
-        return sum(1 for row in self._alignment_of(snapshot).rows if row is None)
+        return self._alignment_of(snapshot).lost
 
     # ── internals ─────────────────────────────────────────────────────────
     def _name_in(self, snapshot: Snapshot, column: GradedColumn) -> str | None:
@@ -275,20 +303,72 @@ class CellRepairGrader:
         return None
 
     def _align(self, keys: list[Any]) -> _Alignment:
-        first: dict[str, int] = {}
+        """Each clean key's first row; every other row (a repeat, a missing key or a key
+        clean lacks) counted in `extra` by its key."""
+        aligned = self._align_ints(keys)
+        if aligned is not None:
+            return aligned
+        texts = [None if v is MISSING else key_text(v) for v in keys]
+        # Reversed, so that the first position of a repeated key is the one kept.
+        first = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1), strict=True))
+        counts = Counter(texts)
         extra: Counter = Counter()
-        for position, value in enumerate(keys):
-            key = None if value is MISSING else key_text(value)
-            if key is None or key in first or key not in self.gold_keys:
-                extra[key] += 1
-            else:
-                first[key] = position
-        return _Alignment(tuple(first.get(k) for k in self.clean_keys), extra, len(keys))
+        if len(counts) == len(texts):  # no repeats: only keys clean lacks are extra
+            extra.update(counts.keys() - self.gold_keys)
+        else:
+            for key, count in counts.items():
+                if key is None or key not in self.gold_keys:
+                    extra[key] = count
+                elif count > 1:
+                    extra[key] = count - 1
+        picks = list(map(first.get, self.clean_keys, repeat(len(keys))))
+        return _Alignment(picks, extra, len(keys))
+
+    def _align_ints(self, keys: list[Any]) -> _Alignment | None:
+        """`_align` of integer keys, in numpy: an int key's text is `str(key)` while a float
+        holds it exactly (key_text reads keys as numbers), so it can only be a clean key
+        whose text is an integer's own. None for other keys."""
+        table = int_keys(keys)
+        if table is None:
+            return None
+        clean, clean_rows = self._int_clean_keys
+        n_rows = len(keys)
+        if clean.size:
+            slot = np.minimum(np.searchsorted(clean, table), clean.size - 1)
+            found = clean[slot] == table
+            at = np.flatnonzero(found)
+            # The first row holding each clean key (np.unique returns first occurrences).
+            matched, first = np.unique(clean_rows[slot[at]], return_index=True)
+            first_rows = at[first]
+        else:
+            matched = first_rows = np.zeros(0, dtype=np.int64)
+        picks = np.full(len(self.clean_keys), n_rows, dtype=np.int64)
+        picks[matched] = first_rows
+        others = np.ones(n_rows, dtype=bool)
+        others[first_rows] = False
+        extra = Counter(map(str, table[others].tolist()))
+        return _Alignment(picks.tolist(), extra, n_rows)
+
+    @cached_property
+    def _int_clean_keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """The clean keys that are integers' own texts, sorted, and their clean rows."""
+        numbers, rows = [], []
+        for row, text in enumerate(self.clean_keys):
+            number = integer_of(text)
+            if number is not None:
+                numbers.append(number)
+                rows.append(row)
+        order = np.argsort(np.array(numbers, dtype=np.int64), kind="stable")
+        return (
+            np.array(numbers, dtype=np.int64)[order],
+            np.array(rows, dtype=np.int64)[order],
+        )
 
     def _alignment_of(self, snapshot: Snapshot) -> _Alignment:
         keys = snapshot.values.get(self.key)
         if keys is None:  # the key column is protected, so this cannot happen in an episode
-            return _Alignment((None,) * len(self.clean_keys), Counter(), snapshot.n_rows)
+            lost = [snapshot.n_rows] * len(self.clean_keys)
+            return _Alignment(lost, Counter(), snapshot.n_rows)
         cache_key = ("rows", id(keys))
         hit = self._cache.get(cache_key)
         if hit is not None and hit[0] is keys:
@@ -312,7 +392,7 @@ class CellRepairGrader:
         if hit is not None and hit[0] is values and hit[1] is alignment:
             return hit[2]
         if column.kind in (None, Kind.STR):
-            result = (errors, *_text_column_counts(column, values, alignment))
+            result = (errors, *_text_column_counts(column, values, kind, alignment))
         else:
             right, changed = _column_state(column, values, kind, alignment)
             repaired = sum(
@@ -363,20 +443,81 @@ def _text_or_absent(value: Any) -> str | None:
     return ABSENT if value is _LOST else cell_text(value)
 
 
+# Cell types whose equal values always have the same text, per snapshot kind (a column of
+# one of these kinds holds one Python type, besides MISSING and _LOST, whose type is object).
+_SENTINELS = frozenset({type(MISSING), object})
+_SAME_TEXT_TYPES = {
+    Kind.STR: _SENTINELS | {str},
+    Kind.INT: _SENTINELS | {int},
+    Kind.FLOAT: _SENTINELS | {float},
+    Kind.BOOL: _SENTINELS | {bool},
+    Kind.DATETIME: _SENTINELS | {pd.Timestamp},
+}
+
+
+def _texts(cells: Sequence[Any], kind: Kind) -> list[str | None]:
+    """`_text_or_absent` of every cell, in C-level maps: trimmed when every cell is text,
+    else through each distinct value once when equal cells are sure to read the same (one
+    type per column; dates by object, since a snapshot shares one Timestamp among the
+    cells of a date and hashing Timestamps is slow); cell by cell otherwise."""
+    try:
+        return list(map(str.strip, cells))
+    except TypeError:  # a cell that is not text
+        pass
+    types = set(map(type, cells))
+    if types <= _SENTINELS | {str}:
+        return _texts_with_gaps(list(cells))
+    if types <= _SAME_TEXT_TYPES.get(kind, _SENTINELS | {str}):
+        if kind == Kind.DATETIME:
+            ids = list(map(id, cells))
+            by_id = dict(zip(ids, cells, strict=True))
+            text_of_id = {i: _text_or_absent(v) for i, v in by_id.items()}
+            return list(map(text_of_id.__getitem__, ids))
+        text_of = {v: _text_or_absent(v) for v in set(cells)}
+        return list(map(text_of.__getitem__, cells))
+    return [
+        v.strip() if type(v) is str else "" if v is MISSING else _text_or_absent(v) for v in cells
+    ]
+
+
+def _texts_with_gaps(cells: list[Any]) -> list[str | None]:
+    """`_text_or_absent` of text cells among MISSING and _LOST ones: the gaps are found
+    by C scans (`list.index`) and blanked, the rest trimmed in one map."""
+    missing, lost = _indexes(cells, MISSING), _indexes(cells, _LOST)
+    for position in missing + lost:
+        cells[position] = ""
+    try:
+        texts: list[str | None] = list(map(str.strip, cells))
+    except TypeError:  # some other object: cell by cell
+        return [_text_or_absent(v) for v in cells]
+    for position in lost:
+        texts[position] = ABSENT
+    return texts
+
+
+def _indexes(cells: list[Any], marker: object) -> list[int]:
+    """Where `marker` is in `cells` (text never equals a marker: they compare by identity)."""
+    found, position = [], -1
+    try:
+        while True:
+            position = cells.index(marker, position + 1)
+            found.append(position)
+    except ValueError:
+        return found
+
+
 def _text_column_counts(
-    column: GradedColumn, values: list[Any], alignment: _Alignment
+    column: GradedColumn, values: list[Any], kind: str, alignment: _Alignment
 ) -> tuple[int, int]:
     """(changed, repaired) of a text-compared column, in list comprehensions and C-level
     maps (a few ms per 10,000 cells). A lost row's text is ABSENT: changed unless dirty
     lacked the row too, and never right."""
     cells = values if alignment.identity else alignment.gather([*values, _LOST])
-    texts = [
-        v.strip() if type(v) is str else "" if v is MISSING else _text_or_absent(v) for v in cells
-    ]
+    texts = _texts(cells, kind)
     changed = sum(map(operator.ne, texts, column.dirty))
     # A wrong dirty cell that now equals clean has changed (its text differs from dirty).
-    clean = column.clean
-    repaired = sum(1 for i in column.errors if texts[i] == clean[i])
+    pick, clean = column.error_cells
+    repaired = sum(map(operator.eq, pick(texts), clean))
     return changed, repaired
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -70,10 +71,14 @@ def _rewritten(
     table: pd.DataFrame, column: str, old: list[Any], new: list[Any]
 ) -> tuple[pd.Series | None, int]:
     """The column rebuilt from `new` (snapshot form), and how many cells differ from `old`."""
-    count = sum(1 for a, b in zip(old, new, strict=True) if a is not b and a != b)
+    # `!=` in one C map: an unchanged cell is the very same object (or an equal one), and
+    # snapshots hold no NaN (missing is MISSING), so identity never disagrees with `==`.
+    if len(old) != len(new):
+        raise ValueError("a rewritten column must keep its length")
+    count = sum(map(operator.ne, old, new))
     if not count:
         return None, 0
-    values = [np.nan if v is MISSING else v for v in new]
+    values = [np.nan if v is MISSING else v for v in new] if MISSING in new else new
     return pd.Series(values, index=table.index, dtype=table[column].dtype), count
 
 
@@ -107,10 +112,30 @@ def rewrite_cells(
     columns: list[str],
     rewrite: Callable[[Any], Any],
     what: str,
+    text_method: Callable[[str], Any] | None = None,
 ) -> OpResult:
     """Apply `rewrite` to every present cell of `columns`; report how many cells changed.
 
-    `rewrite` returns the new value (MISSING to empty the cell). Columns keep their type."""
+    `rewrite` returns the new value (MISSING to empty the cell). Columns keep their type.
+    `text_method`, when given, is what `rewrite` does to a text cell (`str.strip`, say):
+    a column of text and gaps is then rewritten in one C-level map."""
     values = ctx.snapshot_of(table).values
-    new_values = {c: [v if v is MISSING else rewrite(v) for v in values[c]] for c in columns}
+    new_values = {c: _rewritten_cells(values[c], rewrite, text_method) for c in columns}
     return _rewrite(table, ctx, new_values, what)
+
+
+def _rewritten_cells(
+    cells: list[Any], rewrite: Callable[[Any], Any], text_method: Callable[[str], Any] | None
+) -> list[Any]:
+    if text_method is None or not set(map(type, cells)) <= {str, type(MISSING)}:
+        return [v if v is MISSING else rewrite(v) for v in cells]
+    gaps = [i for i, v in enumerate(cells) if v is MISSING] if MISSING in cells else []
+    if not gaps:
+        return list(map(text_method, cells))
+    texts = list(cells)
+    for i in gaps:
+        texts[i] = ""
+    rewritten = list(map(text_method, texts))
+    for i in gaps:
+        rewritten[i] = MISSING
+    return rewritten

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -23,7 +24,15 @@ from dataclean_env.operations.column_checks import (
     sample,
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
-from dataclean_env.values import MISSING, Kind, is_iso_date, kind_of, numbers_in, parse_bool
+from dataclean_env.values import (
+    MISSING,
+    Kind,
+    all_iso_dates,
+    is_iso_date,
+    kind_of,
+    numbers_in,
+    parse_bool,
+)
 
 Dtype = Literal["auto", "int", "float", "str", "bool", "datetime"]
 
@@ -42,8 +51,10 @@ class Column:
     kind: Kind
     index: pd.Index
 
-    @property
+    @cached_property  # converters ask for it more than once on a large column
     def present(self) -> list[Any]:
+        if MISSING not in self.values:  # a C scan; most columns are complete
+            return self.values
         return [v for v in self.values if v is not MISSING]
 
     def series(self, data: Any, dtype: Any = None) -> pd.Series:
@@ -145,11 +156,21 @@ def to_bool(column: Column) -> pd.Series | None:
 def to_datetime(column: Column) -> pd.Series | None:
     if column.kind == Kind.DATETIME:
         return None
-    bad = [v for v in column.present if not is_iso_date(v)]
-    texts = ["NaT" if v is MISSING else str(v).strip() for v in column.values]
-    if not bad:
+    present = column.present
+    bad = [] if all_iso_dates(present) else [v for v in present if not is_iso_date(v)]
+    if not bad:  # every present value is text
+        values = column.values
+        if present is values:
+            texts = list(map(str.strip, values))
+        else:
+            texts = ["NaT" if v is MISSING else v.strip() for v in values]
+        # numpy reads each distinct text once; a large column repeats its dates.
+        distinct = list(dict.fromkeys(texts))
+        number = dict(zip(distinct, range(len(distinct)), strict=True))
         try:
-            return column.series(np.array(texts, dtype="datetime64[ns]"))
+            parsed = np.array(distinct, dtype="datetime64[ns]")
+            picks = np.array(list(map(number.__getitem__, texts)), dtype=np.intp)
+            return column.series(parsed[picks])
         except ValueError:  # well-formed but impossible, like 2024-02-30
             bad = [v for v in column.present if _impossible_date(v)]
     raise OperationFailed(
@@ -181,7 +202,7 @@ def infer(column: Column) -> pd.Series | None:
         isinstance(v, str) and v.strip().lower() in ("true", "false") for v in present
     ):
         return to_bool(column)
-    if all(is_iso_date(v) for v in present):
+    if all_iso_dates(present):
         try:
             return to_datetime(column)
         except OperationFailed:

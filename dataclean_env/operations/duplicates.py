@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import operator
+from itertools import compress
+
 import pandas as pd
 from pydantic import Field
 
@@ -30,7 +33,7 @@ def remove_duplicates(
     removed = sum(repeats)
     if not removed:
         return OpResult(table, "No duplicate rows found.")
-    keep = [i for i, repeat in enumerate(repeats) if not repeat]
+    keep = list(compress(range(len(repeats)), map(operator.not_, repeats)))
     result = take_rows(table, keep)
     message = f"Removed {removed} duplicate rows ({len(table)} -> {len(result)})."
     return OpResult(result, message, snapshot.with_rows(keep))

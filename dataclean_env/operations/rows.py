@@ -11,11 +11,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pydantic import Field
 
 from dataclean_env.errors import InvalidParameters, OperationFailed
 from dataclean_env.grading.gold_facts import key_text
+from dataclean_env.int_keys import int_keys, integer_of
 from dataclean_env.operations.column_checks import (
     require_columns,
     require_modifiable,
@@ -42,13 +44,28 @@ def _key_column(ctx: OpContext) -> str:
 def _rows_by_id(table: pd.DataFrame, ctx: OpContext, row_ids: list[RowId]) -> list[list[int]]:
     """The row positions of each id (all or nothing: an unknown id refuses the step)."""
     key = _key_column(ctx)
-    positions: dict[str | None, list[int]] = {}
-    for i, value in enumerate(ctx.snapshot_of(table).values[key]):
-        positions.setdefault(key_text(value), []).append(i)
+    positions = _positions(ctx.snapshot_of(table).values[key], {key_text(r) for r in row_ids})
     unknown = [r for r in row_ids if key_text(r) not in positions]
     if unknown:
         raise InvalidParameters(f"no row has {key} = {sample(unknown)}")
     return [positions[key_text(r)] for r in row_ids]
+
+
+def _positions(keys: list[Any], wanted: set[str | None]) -> dict[str | None, list[int]]:
+    """The positions of the rows whose key text is in `wanted`, by key text, in order.
+    Integer keys are matched in numpy, without reading every row's key text."""
+    positions: dict[str | None, list[int]] = {}
+    numbers = int_keys(keys)
+    if numbers is None:
+        for i, value in enumerate(keys):
+            text = key_text(value)
+            if text in wanted:
+                positions.setdefault(text, []).append(i)
+        return positions
+    targets = [n for n in map(integer_of, wanted) if n is not None]
+    for i in np.flatnonzero(np.isin(numbers, targets)).tolist():
+        positions.setdefault(str(keys[i]), []).append(i)
+    return positions
 
 
 class DropRowsParams(Params):

@@ -31,7 +31,12 @@ def _case_operation(name: str, rewrite: Any, what: str) -> None:
     def apply(table: pd.DataFrame, params: TextColumnParams, ctx: OpContext) -> OpResult:
         columns = text_columns(table, ctx, params.column)
         return rewrite_cells(
-            table, ctx, columns, lambda v: rewrite(v) if isinstance(v, str) else v, name
+            table,
+            ctx,
+            columns,
+            lambda v: rewrite(v) if isinstance(v, str) else v,
+            name,
+            text_method=rewrite,
         )
 
 

@@ -1,0 +1,62 @@
+"""`scripts/benchmark.py --only scaling` replaces its own section and goal row of
+docs/BENCHMARKS.md and leaves every other line as the last full run wrote it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import benchmark  # noqa: E402
+
+BEFORE = """# Benchmarks
+
+## Goals and where this run stands
+
+| goal | target | this run |
+|---|---|---|
+| 100,000-row step | < 250 ms | median 2639 ms, slowest 3424 ms |
+| p99 at 16 clients | < 100 ms | kept |
+
+## Step cost against table size
+
+| rows | cells | median ms | slowest ms | reset ms | µs per cell |
+| 100 | 800 | 0.8 | 13.4 | 0.7 | 0.96 |
+
+![step cost](step_cost.png)
+
+## Throughput and latency against concurrent clients (REST)
+
+kept as it was
+"""
+
+RESULT = {"cells": 800, "median_ms": 0.5, "median_cpu_ms": 0.4, "max_ms": 2.0}
+RESULT |= {"reset_ms": 0.6, "us_per_cell": 0.62}
+
+
+def run_of_sizes(sizes: dict[int, dict[str, float]]) -> str:
+    goals = ["## Goals and where this run stands", "", "| goal | target | this run |"]
+    goals += ["|---|---|---|"] + ([benchmark.goal_row(sizes[100_000])] if 100_000 in sizes else [])
+    return "\n".join(["# Benchmarks", "", *goals, "", *benchmark.size_section(sizes), ""])
+
+
+def test_the_size_section_alone_replaces_its_section() -> None:
+    text = benchmark.merge_report(BEFORE, run_of_sizes({100: RESULT}))
+    lines = text.split("\n")
+    assert "| p99 at 16 clients | < 100 ms | kept |" in lines
+    assert text.count("## Step cost against table size") == 1
+    assert "| 100 | 800 | 0.8 | 13.4 |" not in text  # the old row is gone
+    assert "| 100 | 800 | 0.5 | 0.4 | 2.0 | 0.6 | 0.62 |" in lines  # seven columns
+    assert "median 2639 ms" in text  # no 100,000-row run: the goal row is left alone
+    assert text.endswith(
+        "## Throughput and latency against concurrent clients (REST)\n\nkept as it was\n"
+    )
+
+
+def test_a_100k_run_replaces_its_goal_row() -> None:
+    big = RESULT | {"median_ms": 125.3, "max_ms": 200.8}
+    text = benchmark.merge_report(BEFORE, run_of_sizes({100_000: big}))
+    assert "| 100,000-row step | < 250 ms | median 125 ms, slowest 201 ms |" in text
+    assert "median 2639 ms" not in text and "| p99 at 16 clients | < 100 ms | kept |" in text
