@@ -507,7 +507,7 @@ def _indexes(cells: list[Any], marker: object) -> list[int]:
 
 
 def _text_column_counts(
-    column: GradedColumn, values: list[Any], kind: str, alignment: _Alignment
+    column: GradedColumn, values: list[Any], kind: Kind, alignment: _Alignment
 ) -> tuple[int, int]:
     """(changed, repaired) of a text-compared column, in list comprehensions and C-level
     maps (a few ms per 10,000 cells). A lost row's text is ABSENT: changed unless dirty
