@@ -60,6 +60,20 @@ PROGRESS = {"file": sys.stderr, "disable": None}
 
 
 # ── engine ──────────────────────────────────────────────────────────────────
+def engine_lines(results: dict[str, dict[str, float]]) -> list[str]:
+    """The engine section's table (also all that `--engine-only` prints)."""
+    lines = [
+        "| task | steps timed | median µs | mean µs | p95 µs | reset µs |",
+        "|---|---|---|---|---|---|",
+    ]
+    for task_id, r in results.items():
+        lines.append(
+            f"| {task_id} | {r['steps']} | {r['median_us']:.0f} | {r['mean_us']:.0f} | "
+            f"{r['p95_us']:.0f} | {r['reset_us']:.0f} |"
+        )
+    return lines
+
+
 def time_plan(make_task: Callable[[], Task], plan: list[dict], repeats: int) -> dict[str, float]:
     """Engine time of each step of `plan` and of the reset, warm, over `repeats` episodes."""
     actions = [Action(**a) for a in plan]
@@ -370,8 +384,14 @@ def main() -> int:
     parser.add_argument("--cleanify", type=Path, help="the original server's checkout")
     parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "BENCHMARKS.md")
+    parser.add_argument(
+        "--engine-only", action="store_true", help="print the engine section only (no servers)"
+    )
     args = parser.parse_args()
     repeats, episodes, runs = (5, 3, 1) if args.quick else (30, 15, 3)
+    if args.engine_only:
+        print("\n".join(engine_lines(engine(repeats))))
+        return 0
     rounds, short = 3 * runs, max(1, episodes // 3)  # one-client rounds and their episodes
     sizes = SIZES[:3] if args.quick else SIZES
     steps_per_client = 20 if args.quick else 60
@@ -510,14 +530,8 @@ def main() -> int:
         "",
         "## Engine time per step (inside `Episode.step`, optimal plan, warm)",
         "",
-        "| task | steps timed | median µs | mean µs | p95 µs | reset µs |",
-        "|---|---|---|---|---|---|",
     ]
-    for task_id, r in engine_results.items():
-        lines.append(
-            f"| {task_id} | {r['steps']} | {r['median_us']:.0f} | {r['mean_us']:.0f} | "
-            f"{r['p95_us']:.0f} | {r['reset_us']:.0f} |"
-        )
+    lines += engine_lines(engine_results)
     lines += [
         "",
         "## Step cost against table size",
