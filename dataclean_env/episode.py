@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from dataclean_env.deferred import Table, frame_of
 from dataclean_env.errors import (
     EnvError,
     EpisodeFinished,
@@ -54,7 +55,8 @@ class Episode:
         self.episode_id = episode_id
         self.task = task
         self.spec = task.spec
-        self.table: pd.DataFrame = task.dirty
+        # The committed table; lazy operations may leave it deferred (see `table`).
+        self._table: Table = task.dirty
         self.history: list[ActionRecord] = []
         self.messages: list[str] = []
         self.done = False
@@ -69,7 +71,7 @@ class Episode:
         self.blind = False  # reward_mode="hidden": the doors hide the score until done
         self._operations = available_operations(self.spec.operations)
         self._allowed = frozenset(self.spec.operations)
-        self._snapshot = Snapshot.of(self.table)
+        self._snapshot = Snapshot.of(task.dirty)
         self._window = (0, SAMPLE_ROWS)  # the rows observations sample; show_rows moves it
         self._summary = table_summary(self._snapshot)
         self._profiles = column_profiles(self._snapshot)
@@ -118,13 +120,14 @@ class Episode:
         parameters = params.model_dump(exclude_none=True)
         check_parameters(parameters, self.limits)
         try:
-            result = op.apply(self.table, params, context)
+            # A lazy operation reads the snapshot only: it gets the table as it is, unbuilt.
+            result = op.apply(self._table if op.lazy else self.table, params, context)
         except EnvError:
             raise
         except Exception as exc:  # a pandas corner we did not foresee: refuse, never 500
             log.exception("operation %s failed unexpectedly", op.name)
             raise ServerFault(f"{op.name} could not be applied: {exc}") from exc
-        snapshot = self._snapshot if result.table is self.table else _servable(result)
+        snapshot = self._snapshot if result.output is self._table else _servable(result)
         budget = self._budget if snapshot is self._snapshot else self._budget.admit(snapshot)
 
         # ── commit, all or nothing: a step commits only if its result can be served ──
@@ -151,7 +154,7 @@ class Episode:
         changed = snapshot is not self._snapshot
         if changed:  # the table changed: grade and profile it again
             self._profiles = column_profiles(snapshot, (self._snapshot, self._profiles))
-            self.table, self._snapshot = result.table, snapshot
+            self._table, self._snapshot = result.output, snapshot
             self._scores = self.task.grader.components(snapshot)
         if result.view is not None:
             self._window = result.view
@@ -169,7 +172,7 @@ class Episode:
 
     # Everything a step may change (history and messages only grow: their lengths suffice).
     _COMMITTED = (
-        "table", "_snapshot", "_scores", "_window", "_summary", "done", "reward",
+        "_table", "_snapshot", "_scores", "_window", "_summary", "done", "reward",
         "last_message", "end_reason", "score", "exact", "_profiles",
     )  # fmt: skip
 
@@ -194,6 +197,11 @@ class Episode:
         return Reward.model_construct(**reward_object(reward))
 
     # ── views ─────────────────────────────────────────────────────────────
+    @property
+    def table(self) -> pd.DataFrame:
+        """The committed table as a DataFrame, built now if a lazy step deferred it."""
+        return frame_of(self._table)
+
     @property
     def snapshot(self) -> Snapshot:
         """The committed table, read out (the grader's and the observation's input)."""
@@ -276,7 +284,7 @@ class Episode:
             max_steps=self.spec.max_steps,
             steps_remaining=self.spec.max_steps - self.step_count,
             done=self.done,
-            shape=[len(self.table), len(self.table.columns)],
+            shape=[self._snapshot.n_rows, len(self._snapshot.columns)],
             reward=self.reward,
             history=[
                 HistoryEntry(step=i + 1, operation=r.operation, parameters=r.parameters, message=m)
@@ -289,10 +297,10 @@ class Episode:
 def _servable(result: OpResult) -> Snapshot:
     """The snapshot of a result that keeps the invariant every committed table keeps:
     unique text headers and no infinite numbers (so it always serialises)."""
-    columns = list(result.table.columns)
+    snapshot = result.snapshot or Snapshot.of(result.table)
+    columns = snapshot.columns  # the table's own, whether it is built yet or not
     if len(set(columns)) != len(columns) or not all(isinstance(c, str) for c in columns):
         raise OperationFailed("the result would have duplicate or non-text column names")
-    snapshot = result.snapshot or Snapshot.of(result.table)
     for column, kind in snapshot.kinds.items():
         if kind == "float" and any(
             v is not MISSING and math.isinf(v) for v in snapshot.values[column]

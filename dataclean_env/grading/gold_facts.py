@@ -6,10 +6,11 @@ the agent's table with gold whatever the row order. Nothing here ever reaches an
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import pandas as pd
@@ -17,6 +18,7 @@ import pandas as pd
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.values import (
     MISSING,
+    NUMBER_TOLERANCE,
     cells_equal,
     is_missing,
     kind_of,
@@ -98,20 +100,47 @@ class GoldFacts:
         """Gold columns present with gold's kind whose present rows no longer hold every
         value that was already right in dirty."""
         misplaced = []
-        for column, cells in self.anchors.items():
+        for column, cells in self._anchor_texts.items():
             kind = self.kinds[column]
             if snapshot.kinds.get(column) != kind:
                 continue  # absent or of another kind: already an error where it matters
             values = snapshot.values[column]
-            for key, gold in cells:
+            for key, gold, canonical in cells:
                 row = first_row.get(key)
-                if row is None:
-                    continue
-                cell = values[row]
-                if cell is MISSING or not cells_equal(cell, gold, kind):
+                if row is not None and not _holds(values[row], gold, canonical, kind):
                     misplaced.append(column)
                     break
         return frozenset(misplaced)
+
+    @cached_property
+    def _anchor_texts(self) -> dict[str, tuple[tuple[str, Any, Any], ...]]:
+        """The anchors with gold's value in the form `_holds` compares first: the float of a
+        number, the text of a str column's value (None for other kinds)."""
+        return {
+            column: tuple((key, gold, _canonical(gold, self.kinds[column])) for key, gold in cells)
+            for column, cells in self.anchors.items()
+        }
+
+
+def _canonical(gold: Any, kind: str) -> Any:
+    if kind in ("int", "float"):
+        return float(gold)
+    return str(gold) if kind == "str" else None
+
+
+def _holds(cell: Any, gold: Any, canonical: Any, kind: str) -> bool:
+    """`cells_equal(cell, gold, kind)` for a present gold value and a snapshot cell, with
+    the common cases (a float or int cell of a number column, a text cell of a str column)
+    compared directly: this runs for every anchor cell of every graded table."""
+    if cell is MISSING:
+        return False
+    cls = cell.__class__
+    if kind == "str" and cls is str:
+        return cell == canonical
+    if (cls is float or cls is int) and kind in ("int", "float"):
+        number = float(cell)  # what parse_number does to a Python number
+        return math.isfinite(number) and abs(number - canonical) <= NUMBER_TOLERANCE
+    return cells_equal(cell, gold, kind)
 
 
 def build_facts(

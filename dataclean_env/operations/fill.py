@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
+from dataclean_env.deferred import Table, derive, frame_of
 from dataclean_env.errors import InvalidParameters, OperationFailed
 from dataclean_env.operations.column_checks import (
     replace_columns,
@@ -56,16 +57,17 @@ class FillMissingParams(Params):
     FillMissingParams,
     rank=2,
     repeatable=True,
+    lazy=True,
     description=(
         "Fill missing cells. mean/median apply to numeric columns (numbers stored as text "
         "count), mode and ffill/bfill to any column, constant needs a value of the column's type."
     ),
 )
-def fill_missing(table: pd.DataFrame, params: FillMissingParams, ctx: OpContext) -> OpResult:
+def fill_missing(table: Table, params: FillMissingParams, ctx: OpContext) -> OpResult:
     snapshot = ctx.snapshot_of(table)
     missing = snapshot.missing_counts()
     if params.column is not None:
-        require_columns(table, [params.column])
+        require_columns(snapshot, [params.column])
         require_modifiable(ctx, [params.column])
         if not missing[params.column]:
             return OpResult(
@@ -75,16 +77,28 @@ def fill_missing(table: pd.DataFrame, params: FillMissingParams, ctx: OpContext)
     else:
         targets = [c for c in snapshot.columns if missing[c] and c not in ctx.protected_columns]
 
-    changed: dict[str, pd.Series] = {}
-    filled, skipped = [], []
+    fills: dict[str, object] = {}  # column -> fill value (None for ffill/bfill)
+    skipped = []
     for column in targets:
         try:
-            new = _fill(table[column], snapshot, params)
+            fills[column] = _fill_value(column, snapshot, params)
         except OperationFailed:
             if params.column is not None:
                 raise
             skipped.append(column)
-            continue
+    if not fills:
+        message = f"No missing values filled with {params.strategy}."
+        return OpResult(table, message + _skipped(skipped))
+    if params.strategy not in ("ffill", "bfill") and all(
+        _plain(snapshot.dtypes[c], v) for c, v in fills.items()
+    ):
+        return _filled_plain(table, snapshot, params.strategy, fills, missing, skipped)
+
+    frame = frame_of(table)
+    changed: dict[str, pd.Series] = {}
+    filled = []
+    for column, value in fills.items():
+        new = _filled(frame[column], params.strategy, value)
         # Only forward/backward fill can leave cells empty (at the start or the end).
         left = int(new.isna().sum()) if params.strategy in ("ffill", "bfill") else 0
         count = missing[column] - left
@@ -95,26 +109,65 @@ def fill_missing(table: pd.DataFrame, params: FillMissingParams, ctx: OpContext)
         message = f"No missing values filled with {params.strategy}."
         return OpResult(table, message + _skipped(skipped))
     message = f"Filled with {params.strategy}: {', '.join(filled)}." + _skipped(skipped)
-    return OpResult(replace_columns(table, changed), message, snapshot.with_columns(changed))
+    return OpResult(replace_columns(frame, changed), message, snapshot.with_columns(changed))
 
 
 def _skipped(columns: list[str]) -> str:
     return f" Skipped (strategy does not apply): {', '.join(columns)}." if columns else ""
 
 
-def _fill(series: pd.Series, snapshot: Snapshot, params: FillMissingParams) -> pd.Series:
+def _fill_value(column: str, snapshot: Snapshot, params: FillMissingParams) -> object:
+    """The value that fills `column` (None for ffill/bfill), or OperationFailed."""
     strategy = params.strategy
+    if strategy in ("ffill", "bfill"):
+        return None
+    kind = snapshot.kinds[column]
+    if strategy == "constant":
+        return constant_for(column, kind, params.value)  # type: ignore[arg-type]
+    values = snapshot.values[column]
+    if strategy == "mode":
+        return _mode(column, values)
+    return _average(column, values, kind, strategy)
+
+
+def _filled(series: pd.Series, strategy: str, value: object) -> pd.Series:
     if strategy == "ffill":
         return series.ffill()
     if strategy == "bfill":
         return series.bfill()
-    kind = snapshot.kinds[series.name]
-    if strategy == "constant":
-        return series.fillna(constant_for(series.name, kind, params.value))
-    values = snapshot.values[series.name]
-    if strategy == "mode":
-        return series.fillna(_mode(series.name, values))
-    return series.fillna(_average(series.name, values, kind, strategy))
+    return series.fillna(value)
+
+
+def _plain(dtype: object, value: object) -> bool:
+    """Whether pandas' fillna would store `value` in a column of `dtype` as the plain value
+    itself: a number in a numpy float column (stored as its float), text in a string column.
+    Only then is the filled column's snapshot written without pandas."""
+    if type(value) is float or (type(value) is int and abs(value) <= 2**53):  # type: ignore[operator]
+        return isinstance(dtype, np.dtype) and dtype == np.float64
+    return type(value) is str and isinstance(dtype, pd.StringDtype)
+
+
+def _filled_plain(
+    table: Table,
+    snapshot: Snapshot,
+    strategy: str,
+    fills: dict[str, object],
+    missing: dict[str, int],
+    skipped: list[str],
+) -> OpResult:
+    """The fill of `_plain` values: the new cells in Python, the DataFrame deferred."""
+    cells = {}
+    for column, value in fills.items():
+        dtype = snapshot.dtypes[column]
+        stored = float(value) if isinstance(dtype, np.dtype) else value  # type: ignore[arg-type]
+        cells[column] = ([stored if v is MISSING else v for v in snapshot.values[column]], dtype)
+    filled = ", ".join(f"{column} ({missing[column]})" for column in fills)
+    message = f"Filled with {strategy}: {filled}." + _skipped(skipped)
+
+    def build(frame: pd.DataFrame) -> pd.DataFrame:
+        return replace_columns(frame, {c: frame[c].fillna(v) for c, v in fills.items()})
+
+    return OpResult(derive(table, build), message, snapshot.with_values(cells))
 
 
 def _mode(name: str, values: list) -> object:

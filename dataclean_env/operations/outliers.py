@@ -15,12 +15,13 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
+from dataclean_env.deferred import Table
 from dataclean_env.errors import OperationFailed
 from dataclean_env.operations.column_checks import (
+    kept_rows,
     replace_columns,
     require_columns,
     require_modifiable,
-    take_rows,
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 from dataclean_env.values import numbers_in
@@ -58,12 +59,13 @@ def outlier_mask(values: np.ndarray, method: str, threshold: float) -> np.ndarra
     "remove_outliers",
     RemoveOutliersParams,
     rank=4,
+    lazy=True,
     description="Drop rows with an outlier in a numeric column (iqr or zscore).",
 )
-def remove_outliers(table: pd.DataFrame, params: RemoveOutliersParams, ctx: OpContext) -> OpResult:
+def remove_outliers(table: Table, params: RemoveOutliersParams, ctx: OpContext) -> OpResult:
     snapshot = ctx.snapshot_of(table)
     if params.column:
-        columns = require_columns(table, [params.column])
+        columns = require_columns(snapshot, [params.column])
         if snapshot.kinds[params.column] not in ("int", "float"):
             raise OperationFailed(
                 f"column {params.column!r} is not numeric ({snapshot.kinds[params.column]}); "
@@ -81,13 +83,11 @@ def remove_outliers(table: pd.DataFrame, params: RemoveOutliersParams, ctx: OpCo
     if not removed:
         return OpResult(table, f"No outliers found by {params.method} on {where}.")
     keep = np.flatnonzero(~drop).tolist()
-    result = take_rows(table, keep)
-    return OpResult(
-        result,
+    message = (
         f"Removed {removed} outlier rows by {params.method} on {where} "
-        f"({len(table)} -> {len(result)}).",
-        snapshot.with_rows(keep),
+        f"({snapshot.n_rows} -> {len(keep)})."
     )
+    return kept_rows(table, snapshot, keep, message)
 
 
 class ClampOutliersParams(Params):
