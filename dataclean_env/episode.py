@@ -75,7 +75,8 @@ class Episode:
         self._window = (0, SAMPLE_ROWS)  # the rows observations sample; show_rows moves it
         self._summary = table_summary(self._snapshot)
         self._profiles = column_profiles(self._snapshot)
-        self._scores = task.grader.components(self._snapshot)
+        self._view: Any = None  # what the grader indexed of the table (see `_components`)
+        self._scores = self._components(self._snapshot)
         self.reward = self._grade()
         self.last_message = "Episode started. " + self.spec.description
         self.limits = limits or default_limits()
@@ -155,7 +156,7 @@ class Episode:
         if changed:  # the table changed: grade and profile it again
             self._profiles = column_profiles(snapshot, (self._snapshot, self._profiles))
             self._table, self._snapshot = result.output, snapshot
-            self._scores = self.task.grader.components(snapshot)
+            self._scores = self._components(snapshot)
         if result.view is not None:
             self._window = result.view
         if changed or result.view is not None:
@@ -173,7 +174,7 @@ class Episode:
     # Everything a step may change (history and messages only grow: their lengths suffice).
     _COMMITTED = (
         "_table", "_snapshot", "_scores", "_window", "_summary", "done", "reward",
-        "last_message", "end_reason", "score", "exact", "_profiles",
+        "last_message", "end_reason", "score", "exact", "_profiles", "_view",
     )  # fmt: skip
 
     def _committed(self) -> tuple[Any, ...]:
@@ -185,6 +186,15 @@ class Episode:
         for name, value in zip(self._COMMITTED, state, strict=True):
             setattr(self, name, value)
         del self.history[n_history:], self.messages[n_messages:]
+
+    def _components(self, snapshot: Snapshot) -> dict[str, float]:
+        """The grader's component scores; a grader that can reuse what it indexed of the
+        table before this step (`Grader.graded`) is handed it."""
+        graded = getattr(self.task.grader, "graded", None)
+        if graded is None:
+            return self.task.grader.components(snapshot)
+        scores, self._view = graded(snapshot, self._view)
+        return scores
 
     def _grade(self) -> Reward:
         """The reward object (4 places, as the contract says); `score` keeps full precision,

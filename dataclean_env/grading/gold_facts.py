@@ -50,6 +50,7 @@ class TableView:
     key_counts: Counter
     first_row: dict[str, int]
     misplaced: frozenset[str] = frozenset()
+    key_values: list[Any] | None = None  # the key column's cells the rows were read from
 
     @property
     def kinds(self) -> dict[str, str]:
@@ -84,27 +85,44 @@ class GoldFacts:
         matches = [c for c in columns if snake_case(c) == self.key]
         return matches[0] if len(matches) == 1 else None
 
-    def view(self, snapshot: Snapshot) -> TableView:
+    def view(self, snapshot: Snapshot, previous: TableView | None = None) -> TableView:
+        """The table indexed for grading. `previous`, the view of the episode's table before
+        this step, lends what still holds: a snapshot shares the value list of every column
+        a step left alone, so when the key column's list is the very same object the rows
+        are too, and so is the verdict on each column whose list is the same object."""
         column = self.key_column(snapshot.columns)
-        if column is None:
+        key_values = None if column is None else snapshot.values[column]
+        if previous is not None and key_values is not None and previous.key_values is key_values:
+            counts, first_row = previous.key_counts, previous.first_row
+            misplaced = self._misplaced(snapshot, first_row, previous)
+            return TableView(snapshot, counts, first_row, misplaced, key_values)
+        if key_values is None:
             keys: list[str | None] = [None] * snapshot.n_rows
         else:
-            keys = [key_text(v) for v in snapshot.values[column]]
-        first_row: dict[str, int] = {}
+            keys = [key_text(v) for v in key_values]
+        first_row = {}
         for position, key in enumerate(keys):
             if key is not None and key not in first_row:
                 first_row[key] = position
-        return TableView(snapshot, Counter(keys), first_row, self._misplaced(snapshot, first_row))
+        misplaced = self._misplaced(snapshot, first_row)
+        return TableView(snapshot, Counter(keys), first_row, misplaced, key_values)
 
-    def _misplaced(self, snapshot: Snapshot, first_row: dict[str, int]) -> frozenset[str]:
+    def _misplaced(
+        self, snapshot: Snapshot, first_row: dict[str, int], same_rows: TableView | None = None
+    ) -> frozenset[str]:
         """Gold columns present with gold's kind whose present rows no longer hold every
-        value that was already right in dirty."""
+        value that was already right in dirty. `same_rows`: an earlier view with these very
+        rows, whose verdict stands for every column whose value list it shares."""
         misplaced = []
         for column, cells in self._anchor_texts.items():
             kind = self.kinds[column]
             if snapshot.kinds.get(column) != kind:
                 continue  # absent or of another kind: already an error where it matters
             values = snapshot.values[column]
+            if same_rows is not None and same_rows.snapshot.values.get(column) is values:
+                if column in same_rows.misplaced:  # its kind was checked then as now
+                    misplaced.append(column)
+                continue
             for key, gold, canonical in cells:
                 row = first_row.get(key)
                 if row is not None and not _holds(values[row], gold, canonical, kind):
