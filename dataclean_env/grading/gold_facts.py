@@ -99,11 +99,12 @@ class GoldFacts:
         if key_values is None:
             keys: list[str | None] = [None] * snapshot.n_rows
         else:
-            keys = [key_text(v) for v in key_values]
-        first_row = {}
-        for position, key in enumerate(keys):
-            if key is not None and key not in first_row:
-                first_row[key] = position
+            keys = list(map(key_text, key_values))
+        # Each key's first position: built backwards, the first position is written last.
+        first_row: dict[Any, int] = dict(
+            zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True)
+        )
+        first_row.pop(None, None)
         misplaced = self._misplaced(snapshot, first_row)
         return TableView(snapshot, Counter(keys), first_row, misplaced, key_values)
 
@@ -123,6 +124,8 @@ class GoldFacts:
                 if column in same_rows.misplaced:  # its kind was checked then as now
                     misplaced.append(column)
                 continue
+            if _all_equal(cells, values, first_row, kind):
+                continue
             for key, gold, canonical in cells:
                 row = first_row.get(key)
                 if row is not None and not _holds(values[row], gold, canonical, kind):
@@ -131,18 +134,65 @@ class GoldFacts:
         return frozenset(misplaced)
 
     @cached_property
-    def _anchor_texts(self) -> dict[str, tuple[tuple[str, Any, Any], ...]]:
+    def _anchor_texts(self) -> dict[str, _Anchors]:
         """The anchors with gold's value in the form `_holds` compares first: the float of a
         number, the text of a str column's value (None for other kinds)."""
         return {
-            column: tuple((key, gold, _canonical(gold, self.kinds[column])) for key, gold in cells)
+            column: _Anchors(
+                (key, gold, _canonical(gold, self.kinds[column])) for key, gold in cells
+            )
             for column, cells in self.anchors.items()
         }
+
+
+class _Anchors(tuple):  # type: ignore[type-arg]
+    """A column's (key, gold value, canonical form) triples, with the keys and canonical
+    forms also as lists, for the comparison of the whole column at once."""
+
+    keys: list[str]
+    canonicals: list[Any]
+    exact: bool  # every canonical form is a text or a finite float
+
+    def __new__(cls, triples: Any) -> _Anchors:
+        anchors = super().__new__(cls, triples)
+        anchors.keys = [key for key, _, _ in anchors]
+        anchors.canonicals = [canonical for _, _, canonical in anchors]
+        anchors.exact = all(
+            c.__class__ is str
+            or (c.__class__ is float and math.isfinite(c))
+            or (c.__class__ is pd.Timestamp and c is not pd.NaT)
+            for c in anchors.canonicals
+        )
+        return anchors
+
+
+_NUMBERS = frozenset({int, float})
+_DATES = frozenset({pd.Timestamp})
+
+
+def _all_equal(anchors: _Anchors, values: list[Any], first_row: dict[str, int], kind: str) -> bool:
+    """True when every anchor row present holds exactly its canonical form, compared as
+    whole lists (in C): then `_holds` would be true for each. False means "look closer"."""
+    if not anchors.exact or kind not in ("str", "int", "float", "datetime"):
+        return False
+    rows = list(map(first_row.get, anchors.keys))
+    if None in rows:
+        return False
+    cells = [values[row] for row in rows]
+    if cells != anchors.canonicals:
+        return False
+    # Equal lists: str cells equal to gold's text, or numbers equal to gold's (a bool equals
+    # 1.0 too, but is not a number here: every cell must be an int or a float), or dates.
+    if kind == "str":
+        return True
+    return set(map(type, cells)) <= (_DATES if kind == "datetime" else _NUMBERS)
 
 
 def _canonical(gold: Any, kind: str) -> Any:
     if kind in ("int", "float"):
         return float(gold)
+    if kind == "datetime":
+        return pd.Timestamp(gold)
     return str(gold) if kind == "str" else None
 
 
@@ -158,6 +208,8 @@ def _holds(cell: Any, gold: Any, canonical: Any, kind: str) -> bool:
     if (cls is float or cls is int) and kind in ("int", "float"):
         number = float(cell)  # what parse_number does to a Python number
         return math.isfinite(number) and abs(number - canonical) <= NUMBER_TOLERANCE
+    if cls is pd.Timestamp and kind == "datetime":  # a snapshot's NaT is MISSING
+        return bool(cell == canonical)  # what parse_date does to a present Timestamp
     return cells_equal(cell, gold, kind)
 
 
