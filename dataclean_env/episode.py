@@ -81,6 +81,7 @@ class Episode:
         self.last_message = "Episode started. " + self.spec.description
         self.limits = limits or default_limits()
         self._budget = TableBudget(self.limits, self._snapshot)
+        self._served: tuple[StepResult, str] | None = None  # the last step's answer, as JSON
 
     # ── stepping ──────────────────────────────────────────────────────────
     def step(self, action: Action) -> StepResult:
@@ -135,7 +136,7 @@ class Episode:
         saved = self._committed()
         try:
             served = self._commit(op, parameters, result, snapshot)
-            served.model_dump_json()  # the answer every door sends must be serialisable
+            text = served.model_dump_json()  # the answer every door sends must be serialisable
         except Exception as exc:
             self._restore(saved)
             if isinstance(exc, EnvError):
@@ -143,6 +144,7 @@ class Episode:
             log.exception("step %s failed after the operation ran; rolled back", op.name)
             raise ServerFault(f"{op.name} could not be applied; nothing changed") from exc
         self._budget = budget
+        self._served = (served, text)
         return served
 
     # ── the commit: all or nothing (see step) ──────────────────────────────
@@ -283,6 +285,15 @@ class Episode:
             done=self.done,
             info=self.info(error),
         )
+
+    def json_of(self, result: StepResult) -> str:
+        """`result.model_dump_json()`: for the very result the last step returned, the JSON
+        its commit check already wrote (a door need not write it again); any other result
+        (a blind episode's copy, an error's answer, a reset) is written now."""
+        served = self._served
+        if served is not None and served[0] is result:
+            return served[1]
+        return result.model_dump_json()
 
     def state(self) -> EpisodeState:
         return EpisodeState(

@@ -125,6 +125,28 @@ def numbers_in(
     return numbers, bad
 
 
+def present_numbers(
+    values: list[Any], kind: str, max_bad: int | None = None
+) -> tuple[list[float], list[Any]]:
+    """`numbers_in` as plain lists: the floats of the present cells, in order, and the
+    present values that are not numbers (at most `max_bad` of them, then it stops)."""
+    if kind in ("int", "float"):
+        return [float(v) for v in values if v is not MISSING], []
+    numbers: list[float] = []
+    bad = []
+    for value in values:
+        if value is MISSING:
+            continue
+        number = parse_number(value) if kind != "bool" else None
+        if number is None:
+            bad.append(value)
+            if max_bad is not None and len(bad) >= max_bad:
+                break
+        else:
+            numbers.append(number)
+    return numbers, bad
+
+
 def parse_bool(value: Any) -> bool | None:
     if isinstance(value, bool | np.bool_):
         return bool(value)

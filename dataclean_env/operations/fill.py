@@ -24,7 +24,7 @@ from dataclean_env.operations.column_checks import (
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
 from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import MISSING, numbers_in, parse_date
+from dataclean_env.values import MISSING, parse_date, present_numbers
 
 Strategy = Literal["mean", "median", "mode", "ffill", "bfill", "constant"]
 STRATEGIES: tuple[str, ...] = Strategy.__args__
@@ -183,23 +183,34 @@ def _mode(name: str, values: list) -> object:
 
 
 def _average(name: str, values: list, kind: str, strategy: str) -> object:
-    numbers, bad = numbers_in(values, kind, max_bad=3)
+    present, bad = present_numbers(values, kind, max_bad=3)
     if bad:
         raise OperationFailed(
             f"{strategy} needs a numeric column; {name!r} holds {sample(dict.fromkeys(bad))}"
         )
-    present = numbers[~np.isnan(numbers)]
-    if present.size == 0:
+    if not present:
         raise OperationFailed(f"column {name!r} has no values to average")
     # fsum is exact, so the mean does not depend on the order of the rows.
     mean = strategy == "mean"
-    value = math.fsum(present) / present.size if mean else float(np.median(present))
-    whole = bool(np.all(np.mod(present, 1) == 0))
+    value = math.fsum(present) / len(present) if mean else _median(present)
+    whole = all(number % 1 == 0 for number in present)  # what np.mod(present, 1) == 0 says
     value = round(value) if whole else round(value, 2)
     if kind in ("int", "float"):
         return value
     # A number stored as text is filled with text; fix_dtype turns the column into numbers.
     return str(int(value)) if whole else f"{value:.2f}"
+
+
+def _median(numbers: list[float]) -> float:
+    """`float(np.median(numbers))` in Python (faster on a column of a small table): the
+    middle value, or the sum of the two middle values halved, as numpy computes them."""
+    ordered = sorted(numbers)
+    middle = len(ordered) // 2
+    odd = len(ordered) % 2
+    value = ordered[middle] if odd else (ordered[middle - 1] + ordered[middle]) / 2
+    if value == 0:  # 0.0 or -0.0: which zero numpy's partition picks is numpy's to say
+        return float(np.median(np.array(numbers)))
+    return value
 
 
 def constant_for(name: str, kind: str, value: str | int | float | bool) -> object:

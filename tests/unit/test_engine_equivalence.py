@@ -130,3 +130,18 @@ def test_deferred_tables_give_the_bytes_of_tables_built_every_step(
     assert lazy.table.equals(eager.table)
     assert lazy.table.dtypes.to_dict() == eager.table.dtypes.to_dict()
     assert typed(Snapshot.of(lazy.table)) == typed(lazy.snapshot)
+
+
+def test_the_json_a_step_wrote_is_handed_on_only_for_its_own_result(
+    registry: TaskRegistry,
+) -> None:
+    task = registry.make("hard_full_pipeline", None)
+    episode = Episode("json", task)
+    for action in task.solution:
+        result = episode.step(Action(**action))
+        text = episode.json_of(result)
+        assert text == result.model_dump_json()
+        assert episode.json_of(result) is text  # written once, by the step's own check
+        again = episode.result()  # another object: written afresh, same bytes here
+        assert episode.json_of(again) is not text
+        assert episode.json_of(again) == text
