@@ -44,6 +44,12 @@ from dataclean_env.values import MISSING
 log = logging.getLogger(__name__)
 
 
+# Every optional field of the reward object is None by default (left out of its JSON).
+_ABSENT_COMPONENTS = {
+    name: None for name, field in Reward.model_fields.items() if not field.is_required()
+}
+
+
 def available_operations(allowed: tuple[str, ...]) -> list[str]:
     """The task's operations followed by the aliases of those operations."""
     aliases = [a for a in alias_names() if canonical_name(a) in allowed]
@@ -205,8 +211,11 @@ class Episode:
         self.score = reward["total"]
         self.exact = reward["penalty"] <= FLOOR and all(v >= 1.0 for v in self._scores.values())
         # model_construct: the values come from the grader, already of the right types, and
-        # validating them again on every step costs more than the grading itself.
-        return Reward.model_construct(**reward_object(reward))
+        # validating them again on every step costs more than the grading itself. Every
+        # field is passed (absent components as None, their default) so that pydantic need
+        # not look up twenty defaults; the fields set stay the grader's.
+        values = reward_object(reward)
+        return Reward.model_construct(set(values), **{**_ABSENT_COMPONENTS, **values})
 
     # ── views ─────────────────────────────────────────────────────────────
     @property

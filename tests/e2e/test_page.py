@@ -320,7 +320,9 @@ def test_a_hostile_model_name_is_submitted_and_shown_as_text(tab: Tab, server: L
     page.click("#submit-button")
     page.locator("#submit-ok").wait_for(state="visible")
     # The row is matched as text, so a name that were parsed as HTML would not be found.
-    expect(page.locator("#self-board tbody td.name").get_by_text(HOSTILE, exact=True)).to_have_count(1)
+    expect(
+        page.locator("#self-board tbody td.name").get_by_text(HOSTILE, exact=True)
+    ).to_have_count(1)
     assert page.locator("#self-board img, #submit-ok img").count() == 0
 
 

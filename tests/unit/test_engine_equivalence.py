@@ -22,7 +22,7 @@ from dataclean_env.errors import EnvError
 from dataclean_env.observation import table_summary
 from dataclean_env.operations.program import opened
 from dataclean_env.profiles import column_profiles
-from dataclean_env.schemas import Action
+from dataclean_env.schemas import Action, Reward
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import TaskRegistry
 from tests.unit.test_properties import random_action
@@ -145,3 +145,17 @@ def test_the_json_a_step_wrote_is_handed_on_only_for_its_own_result(
         again = episode.result()  # another object: written afresh, same bytes here
         assert episode.json_of(again) is not text
         assert episode.json_of(again) == text
+
+
+def test_the_reward_object_is_the_one_model_construct_builds_from_its_values(
+    registry: TaskRegistry,
+) -> None:
+    episode = Episode("reward", registry.make("expert_sales_pipeline", None))
+    for action in [None, *episode.task.solution]:
+        if action is not None:
+            episode.step(Action(**action))
+        given = {k: v for k, v in episode.reward.model_dump().items() if v is not None}
+        plain = Reward.model_construct(**given)
+        assert episode.reward.model_fields_set == plain.model_fields_set == set(given)
+        assert episode.reward.__dict__ == plain.__dict__
+        assert episode.reward.model_dump_json() == plain.model_dump_json()
