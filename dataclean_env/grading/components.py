@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dataclean_env.grading.gold_facts import GoldFacts, TableView
-from dataclean_env.values import MISSING, cells_equal
+from dataclean_env.grading.gold_facts import GoldFacts, TableView, holds
 
 ErrorCounter = Callable[[GoldFacts, TableView], int]
 
@@ -37,13 +36,13 @@ def missing_errors(facts: GoldFacts, view: TableView) -> int:
     the gold column (in its place)."""
     errors = 0
     values, placed = view.snapshot.values, view.kinds
-    for key, column, gold_value in facts.missing_targets:
+    for key, column, gold_value, canonical in facts.missing_canonicals:
         row = view.first_row.get(key)
         if row is None or column not in placed:
             errors += 1
             continue
-        cell = values[column][row]
-        if cell is MISSING or not cells_equal(cell, gold_value, facts.kinds[column]):
+        # holds: `cells_equal` for a present cell (False for a missing one), common cases first
+        if not holds(values[column][row], gold_value, canonical, facts.kinds[column]):
             errors += 1
     return errors
 

@@ -128,10 +128,18 @@ class GoldFacts:
                 continue
             for key, gold, canonical in cells:
                 row = first_row.get(key)
-                if row is not None and not _holds(values[row], gold, canonical, kind):
+                if row is not None and not holds(values[row], gold, canonical, kind):
                     misplaced.append(column)
                     break
         return frozenset(misplaced)
+
+    @cached_property
+    def missing_canonicals(self) -> tuple[tuple[str, str, Any, Any], ...]:
+        """`missing_targets` with each gold value's canonical form (see `holds`)."""
+        return tuple(
+            (key, column, gold, _canonical(gold, self.kinds[column]))
+            for key, column, gold in self.missing_targets
+        )
 
     @cached_property
     def _anchor_texts(self) -> dict[str, _Anchors]:
@@ -178,7 +186,7 @@ def _all_equal(anchors: _Anchors, values: list[Any], first_row: dict[str, int], 
     rows = list(map(first_row.get, anchors.keys))
     if None in rows:
         return False
-    cells = [values[row] for row in rows]
+    cells = list(map(values.__getitem__, rows))
     if cells != anchors.canonicals:
         return False
     # Equal lists: str cells equal to gold's text, or numbers equal to gold's (a bool equals
@@ -196,7 +204,7 @@ def _canonical(gold: Any, kind: str) -> Any:
     return str(gold) if kind == "str" else None
 
 
-def _holds(cell: Any, gold: Any, canonical: Any, kind: str) -> bool:
+def holds(cell: Any, gold: Any, canonical: Any, kind: str) -> bool:
     """`cells_equal(cell, gold, kind)` for a present gold value and a snapshot cell, with
     the common cases (a float or int cell of a number column, a text cell of a str column)
     compared directly: this runs for every anchor cell of every graded table."""
