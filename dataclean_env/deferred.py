@@ -10,11 +10,15 @@ one the operation would have built at once: the same code, run later or never.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import pandas as pd
 
 Build = Callable[[pd.DataFrame], pd.DataFrame]
+# A table may be asked for from two threads at once (a page reading an episode's table
+# while a step runs): one builds, the other waits for it.
+_BUILDING = threading.Lock()
 
 
 class Deferred:
@@ -29,6 +33,12 @@ class Deferred:
 
     def frame(self) -> pd.DataFrame:
         if self._frame is None:
+            with _BUILDING:
+                self._build_chain()
+        return self._frame  # type: ignore[return-value]
+
+    def _build_chain(self) -> None:
+        if self._frame is None:
             # Walk back to the nearest built table, then build forward (no recursion: an
             # episode may chain as many deferred steps as its budget allows).
             chain: list[Deferred] = []
@@ -40,7 +50,6 @@ class Deferred:
             for link in reversed(chain):
                 frame = link._build(frame)  # type: ignore[misc]
                 link._frame, link._base, link._build = frame, None, None
-        return self._frame
 
 
 Table = pd.DataFrame | Deferred

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -159,3 +160,14 @@ def test_the_reward_object_is_the_one_model_construct_builds_from_its_values(
         assert episode.reward.model_fields_set == plain.model_fields_set == set(given)
         assert episode.reward.__dict__ == plain.__dict__
         assert episode.reward.model_dump_json() == plain.model_dump_json()
+
+
+def test_a_deferred_table_is_built_once_whoever_asks(registry: TaskRegistry) -> None:
+    task = registry.make("hard_full_pipeline", None)
+    episode = Episode("built", task)
+    for action in task.solution[:4]:  # dedup, fill, fix_dtype, outliers: all deferred
+        episode.step(Action(**action))
+    with ThreadPoolExecutor(4) as pool:
+        tables = list(pool.map(lambda _: episode.table, range(8)))
+    assert all(table is tables[0] for table in tables)
+    assert typed(Snapshot.of(tables[0])) == typed(episode.snapshot)
