@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TypeAlias
 
 import pandas as pd
 
@@ -52,7 +53,7 @@ class Deferred:
                 link._frame, link._base, link._build = frame, None, None
 
 
-Table = pd.DataFrame | Deferred
+Table: TypeAlias = "pd.DataFrame | Deferred"
 
 
 def frame_of(table: Table) -> pd.DataFrame:

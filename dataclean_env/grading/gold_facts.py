@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -101,12 +101,12 @@ class GoldFacts:
         else:
             keys = list(map(key_text, key_values))
         # Each key's first position: built backwards, the first position is written last.
-        first_row: dict[Any, int] = dict(
+        firsts: dict[Any, int] = dict(
             zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True)
         )
-        first_row.pop(None, None)
-        misplaced = self._misplaced(snapshot, first_row)
-        return TableView(snapshot, Counter(keys), first_row, misplaced, key_values)
+        firsts.pop(None, None)
+        misplaced = self._misplaced(snapshot, firsts)
+        return TableView(snapshot, Counter(keys), firsts, misplaced, key_values)
 
     def _misplaced(
         self, snapshot: Snapshot, first_row: dict[str, int], same_rows: TableView | None = None
@@ -186,7 +186,7 @@ def _all_equal(anchors: _Anchors, values: list[Any], first_row: dict[str, int], 
     rows = list(map(first_row.get, anchors.keys))
     if None in rows:
         return False
-    cells = list(map(values.__getitem__, rows))
+    cells = list(map(values.__getitem__, cast(list[int], rows)))
     if cells != anchors.canonicals:
         return False
     # Equal lists: str cells equal to gold's text, or numbers equal to gold's (a bool equals
