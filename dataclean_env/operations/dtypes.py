@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -41,6 +42,7 @@ class Converted:
 
     data: Any
     dtype: Any = None  # None: the data's own (a numpy array)
+    cells: list[Any] | None = None  # the snapshot cells, when the converter knows them
 
     def series(self, index: pd.Index, name: str) -> pd.Series:
         return pd.Series(self.data, index=index, dtype=self.dtype, name=name)
@@ -49,6 +51,8 @@ class Converted:
         """(snapshot cells, dtype) for numpy numbers and Python booleans, whose cells are
         what `tolist` gives; None for other data (their cells are read from a Series)."""
         data = self.data
+        if self.cells is not None:
+            return self.cells, data.dtype
         if isinstance(data, np.ndarray) and data.dtype.kind in "if" and self.dtype is None:
             return data.tolist(), data.dtype
         if isinstance(data, np.ndarray) and data.dtype.kind == "f" and self.dtype == "float64":
@@ -173,12 +177,22 @@ def to_datetime(column: Column) -> Converted | None:
     texts = ["NaT" if v is MISSING else str(v).strip() for v in column.values]
     if not bad:
         try:
-            return column.series(np.array(texts, dtype="datetime64[ns]"))
+            stamps = np.array(texts, dtype="datetime64[ns]")
         except ValueError:  # well-formed but impossible, like 2024-02-30
             bad = [v for v in column.present if _impossible_date(v)]
+        else:
+            cells = [MISSING if t == "NaT" else _timestamp(t) for t in texts]
+            return Converted(stamps, cells=cells)
     raise OperationFailed(
         f"column {column.name!r} has values that are not ISO dates (YYYY-MM-DD): {sample(bad)}"
     )
+
+
+@lru_cache(maxsize=65536)
+def _timestamp(text: str) -> pd.Timestamp:
+    """The cell a datetime64[ns] Series gives for `text` (numpy parses it alike, element by
+    element): cached, as boxing each value costs more than the rest of the conversion."""
+    return pd.Timestamp(np.datetime64(text, "ns"))
 
 
 def _impossible_date(value: Any) -> bool:
