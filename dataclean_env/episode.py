@@ -39,7 +39,6 @@ from dataclean_env.schemas import (
 )
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import Task
-from dataclean_env.values import MISSING
 
 log = logging.getLogger(__name__)
 
@@ -332,8 +331,9 @@ def _servable(result: OpResult) -> Snapshot:
     if len(set(columns)) != len(columns) or not all(isinstance(c, str) for c in columns):
         raise OperationFailed("the result would have duplicate or non-text column names")
     for column, kind in snapshot.kinds.items():
-        if kind == "float" and any(
-            v is not MISSING and math.isinf(v) for v in snapshot.values[column]
+        # `in` compares in C: only an infinite float equals inf (MISSING equals nothing).
+        if kind == "float" and (
+            math.inf in snapshot.values[column] or -math.inf in snapshot.values[column]
         ):
             raise OperationFailed(f"the result would hold infinite values in {column!r}")
     return snapshot

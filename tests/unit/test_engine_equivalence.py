@@ -12,15 +12,18 @@ tables are built after every step.
 from __future__ import annotations
 
 import json
+import math
 import random
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import pandas as pd
 import pytest
 
-from dataclean_env.episode import Episode
-from dataclean_env.errors import EnvError
+from dataclean_env.episode import Episode, _servable
+from dataclean_env.errors import EnvError, OperationFailed
 from dataclean_env.observation import table_summary
+from dataclean_env.operations import OpResult
 from dataclean_env.operations.program import opened
 from dataclean_env.profiles import column_profiles
 from dataclean_env.schemas import Action, Reward
@@ -171,3 +174,12 @@ def test_a_deferred_table_is_built_once_whoever_asks(registry: TaskRegistry) -> 
         tables = list(pool.map(lambda _: episode.table, range(8)))
     assert all(table is tables[0] for table in tables)
     assert typed(Snapshot.of(tables[0])) == typed(episode.snapshot)
+
+
+@pytest.mark.parametrize("infinite", [math.inf, -math.inf])
+def test_a_result_with_an_infinite_number_is_refused(infinite: float) -> None:
+    table = pd.DataFrame({"id": [1, 2, 3], "x": [1.5, None, infinite]})
+    with pytest.raises(OperationFailed, match="infinite values in 'x'"):
+        _servable(OpResult(table, "made up"))
+    finite = pd.DataFrame({"id": [1, 2, 3], "x": [1.5, None, 1e308]})
+    assert _servable(OpResult(finite, "made up")).values["x"][2] == 1e308
