@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from dataclean_env.deferred import Table, frame_of
 from dataclean_env.errors import (
     EnvError,
     EpisodeFinished,
@@ -38,9 +39,15 @@ from dataclean_env.schemas import (
 )
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import Task
-from dataclean_env.values import MISSING, Kind
+from dataclean_env.values import Kind
 
 log = logging.getLogger(__name__)
+
+
+# Every optional field of the reward object is None by default (left out of its JSON).
+_ABSENT_COMPONENTS = {
+    name: None for name, field in Reward.model_fields.items() if not field.is_required()
+}
 
 
 def available_operations(allowed: tuple[str, ...]) -> list[str]:
@@ -54,7 +61,8 @@ class Episode:
         self.episode_id = episode_id
         self.task = task
         self.spec = task.spec
-        self.table: pd.DataFrame = task.dirty
+        # The committed table; lazy operations may leave it deferred (see `table`).
+        self._table: Table = task.dirty
         self.history: list[ActionRecord] = []
         self.messages: list[str] = []
         self.done = False
@@ -69,11 +77,12 @@ class Episode:
         self.blind = False  # reward_mode="hidden": the doors hide the score until done
         self._operations = available_operations(self.spec.operations)
         self._allowed = frozenset(self.spec.operations)
-        self._snapshot = Snapshot.of(self.table)
+        self._snapshot = Snapshot.of(task.dirty)
         self._window = (0, SAMPLE_ROWS)  # the rows observations sample; show_rows moves it
         self._summary = table_summary(self._snapshot)
         self._profiles = column_profiles(self._snapshot)
-        self._scores = task.grader.components(self._snapshot)
+        self._view: Any = None  # what the grader indexed of the table (see `_components`)
+        self._scores = self._components(self._snapshot)
         self.reward = self._grade()
         self.last_message = "Episode started. " + self.spec.description
         self.limits = limits or default_limits()
@@ -118,13 +127,14 @@ class Episode:
         parameters = params.model_dump(exclude_none=True)
         check_parameters(parameters, self.limits)
         try:
-            result = op.apply(self.table, params, context)
+            # A lazy operation reads the snapshot only: it gets the table as it is, unbuilt.
+            result = op.apply(self._table if op.lazy else self.table, params, context)
         except EnvError:
             raise
         except Exception as exc:  # a pandas corner we did not foresee: refuse, never 500
             log.exception("operation %s failed unexpectedly", op.name)
             raise ServerFault(f"{op.name} could not be applied: {exc}") from exc
-        snapshot = self._snapshot if result.table is self.table else _servable(result)
+        snapshot = self._snapshot if result.output is self._table else _servable(result)
         budget = self._budget if snapshot is self._snapshot else self._budget.admit(snapshot)
 
         # ── commit, all or nothing: a step commits only if its result can be served ──
@@ -151,8 +161,8 @@ class Episode:
         changed = snapshot is not self._snapshot
         if changed:  # the table changed: grade and profile it again
             self._profiles = column_profiles(snapshot, (self._snapshot, self._profiles))
-            self.table, self._snapshot = result.table, snapshot
-            self._scores = self.task.grader.components(snapshot)
+            self._table, self._snapshot = result.output, snapshot
+            self._scores = self._components(snapshot)
         if result.view is not None:
             self._window = result.view
         if changed or result.view is not None:
@@ -169,8 +179,8 @@ class Episode:
 
     # Everything a step may change (history and messages only grow: their lengths suffice).
     _COMMITTED = (
-        "table", "_snapshot", "_scores", "_window", "_summary", "done", "reward",
-        "last_message", "end_reason", "score", "exact", "_profiles",
+        "_table", "_snapshot", "_scores", "_window", "_summary", "done", "reward",
+        "last_message", "end_reason", "score", "exact", "_profiles", "_view",
     )  # fmt: skip
 
     def _committed(self) -> tuple[Any, ...]:
@@ -183,6 +193,15 @@ class Episode:
             setattr(self, name, value)
         del self.history[n_history:], self.messages[n_messages:]
 
+    def _components(self, snapshot: Snapshot) -> dict[str, float]:
+        """The grader's component scores; a grader that can reuse what it indexed of the
+        table before this step (`Grader.graded`) is handed it."""
+        graded = getattr(self.task.grader, "graded", None)
+        if graded is None:
+            return self.task.grader.components(snapshot)
+        scores, self._view = graded(snapshot, self._view)
+        return scores
+
     def _grade(self) -> Reward:
         """The reward object (4 places, as the contract says); `score` keeps full precision,
         so a small fix on a large table still changes it."""
@@ -190,10 +209,18 @@ class Episode:
         self.score = reward["total"]
         self.exact = reward["penalty"] <= FLOOR and all(v >= 1.0 for v in self._scores.values())
         # model_construct: the values come from the grader, already of the right types, and
-        # validating them again on every step costs more than the grading itself.
-        return Reward.model_construct(None, **reward_object(reward))
+        # validating them again on every step costs more than the grading itself. Every
+        # field is passed (absent components as None, their default) so that pydantic need
+        # not look up twenty defaults; the fields set stay the grader's.
+        values = reward_object(reward)
+        return Reward.model_construct(set(values), **{**_ABSENT_COMPONENTS, **values})
 
     # ── views ─────────────────────────────────────────────────────────────
+    @property
+    def table(self) -> pd.DataFrame:
+        """The committed table as a DataFrame, built now if a lazy step deferred it."""
+        return frame_of(self._table)
+
     @property
     def snapshot(self) -> Snapshot:
         """The committed table, read out (the grader's and the observation's input)."""
@@ -276,7 +303,7 @@ class Episode:
             max_steps=self.spec.max_steps,
             steps_remaining=self.spec.max_steps - self.step_count,
             done=self.done,
-            shape=[len(self.table), len(self.table.columns)],
+            shape=[self._snapshot.n_rows, len(self._snapshot.columns)],
             reward=self.reward,
             history=[
                 HistoryEntry(step=i + 1, operation=r.operation, parameters=r.parameters, message=m)
@@ -289,13 +316,14 @@ class Episode:
 def _servable(result: OpResult) -> Snapshot:
     """The snapshot of a result that keeps the invariant every committed table keeps:
     unique text headers and no infinite numbers (so it always serialises)."""
-    columns = list(result.table.columns)
+    snapshot = result.snapshot or Snapshot.of(result.table)
+    columns = snapshot.columns  # the table's own, whether it is built yet or not
     if len(set(columns)) != len(columns) or not all(isinstance(c, str) for c in columns):
         raise OperationFailed("the result would have duplicate or non-text column names")
-    snapshot = result.snapshot or Snapshot.of(result.table)
     for column, kind in snapshot.kinds.items():
-        if kind == Kind.FLOAT and any(
-            v is not MISSING and math.isinf(v) for v in snapshot.values[column]
+        # `in` compares in C: only an infinite float equals inf (MISSING equals nothing).
+        if kind == Kind.FLOAT and (
+            math.inf in snapshot.values[column] or -math.inf in snapshot.values[column]
         ):
             raise OperationFailed(f"the result would hold infinite values in {column!r}")
     return snapshot

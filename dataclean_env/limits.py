@@ -84,6 +84,13 @@ def _text_chars(values: list[Any]) -> tuple[int, int]:
     return sum(map(len, texts)), max(map(len, texts))
 
 
+def _column_chars(snapshot: Snapshot, column: str) -> tuple[int, int]:
+    # A column of numbers, booleans or dates (any kind but "str") holds no text cell.
+    if snapshot.kinds[column] != "str":
+        return 0, 0
+    return _text_chars(snapshot.values[column])
+
+
 class TableBudget:
     """The text a table holds, per column values list; `admit` checks the next table.
 
@@ -94,7 +101,7 @@ class TableBudget:
 
     def __init__(self, limits: EngineLimits, snapshot: Snapshot):
         self.limits = limits
-        self._chars = {id(v): _text_chars(v) for v in snapshot.values.values()}
+        self._chars = {id(v): _column_chars(snapshot, c) for c, v in snapshot.values.items()}
         start_total = sum(total for total, _ in self._chars.values())
         start_longest = max((longest for _, longest in self._chars.values()), default=0)
         self.max_table = max(limits.max_table_chars, start_total)
@@ -106,7 +113,7 @@ class TableBudget:
         for column, values in snapshot.values.items():
             known = self._chars.get(id(values))
             if known is None:
-                known = _text_chars(values)
+                known = _column_chars(snapshot, column)
                 if known[1] > self.max_cell:
                     raise TooLarge(
                         f"a cell of {column!r} would hold {known[1]} characters; "

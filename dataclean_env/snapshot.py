@@ -58,6 +58,7 @@ class Snapshot:
     dtype_names: dict[str, str]
     values: dict[str, list[Any]]  # missing cells are MISSING
     n_rows: int
+    dtypes: dict[str, Any]  # the pandas dtype of each column (lazy operations read it)
 
     @classmethod
     def of(cls, table: pd.DataFrame) -> Snapshot:
@@ -72,6 +73,7 @@ class Snapshot:
             dtype_names={c: dtype_name(d) for c, d in zip(columns, dtypes, strict=True)},
             values=values,
             n_rows=len(table),
+            dtypes=dict(zip(columns, dtypes, strict=True)),
         )
 
     def rows(self) -> list[tuple[Any, ...]]:
@@ -137,13 +139,20 @@ class Snapshot:
             kinds={new: self.kinds[old] for old, new in pairs},
             dtype_names={new: self.dtype_names[old] for old, new in pairs},
             values={new: self.values[old] for old, new in pairs},
+            dtypes={new: self.dtypes[old] for old, new in pairs},
         )
 
     def with_columns(self, changed: dict[str, pd.Series]) -> Snapshot:
         """The snapshot with the columns in `changed` (same names) replaced."""
+        return self.with_values({c: (_cells(s), s.dtype) for c, s in changed.items()})
+
+    def with_values(self, changed: dict[str, tuple[list[Any], Any]]) -> Snapshot:
+        """The snapshot with the columns in `changed` replaced by (cells, pandas dtype)."""
         kinds, names, values = dict(self.kinds), dict(self.dtype_names), dict(self.values)
-        for column, series in changed.items():
-            kinds[column] = kind_of(series.dtype)
-            names[column] = dtype_name(series.dtype)
-            values[column] = _cells(series)
-        return replace(self, kinds=kinds, dtype_names=names, values=values)
+        dtypes = dict(self.dtypes)
+        for column, (cells, dtype) in changed.items():
+            kinds[column] = kind_of(dtype)
+            names[column] = dtype_name(dtype)
+            values[column] = cells
+            dtypes[column] = dtype
+        return replace(self, kinds=kinds, dtype_names=names, values=values, dtypes=dtypes)

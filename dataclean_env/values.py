@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -95,6 +96,8 @@ def dtype_name(dtype: Any) -> str:
 
 def parse_number(value: Any) -> float | None:
     """A finite float for a number or a number-like string ("$1,200.50"), else None."""
+    if value.__class__ is str:  # the common case first; a text's number is cached
+        return _text_number(value)
     if value is None or isinstance(value, bool | np.bool_):
         return None
     if isinstance(value, int | float | np.integer | np.floating):
@@ -102,6 +105,13 @@ def parse_number(value: Any) -> float | None:
         return number if math.isfinite(number) else None
     if not isinstance(value, str):
         return None
+    return _text_number(value)
+
+
+# Cells repeat from step to step (and in every grade): parsing each distinct text once
+# saves two regular expressions per cell.
+@lru_cache(maxsize=65536)
+def _text_number(value: str) -> float | None:
     text = _CURRENCY.sub("", value.strip())
     if _THOUSANDS.match(text):
         text = text.replace(",", "")
@@ -165,6 +175,28 @@ def _text_numbers(values: list[Any]) -> np.ndarray | None:
     return np.array(list(map(number_of.__getitem__, values)), dtype=float)
 
 
+def present_numbers(
+    values: list[Any], kind: Kind, max_bad: int | None = None
+) -> tuple[list[float], list[Any]]:
+    """`numbers_in` as plain lists: the floats of the present cells, in order, and the
+    present values that are not numbers (at most `max_bad` of them, then it stops)."""
+    if kind in NUMERIC_KINDS:
+        return [float(v) for v in values if v is not MISSING], []
+    numbers: list[float] = []
+    bad = []
+    for value in values:
+        if value is MISSING:
+            continue
+        number = parse_number(value) if kind != _BOOL else None
+        if number is None:
+            bad.append(value)
+            if max_bad is not None and len(bad) >= max_bad:
+                break
+        else:
+            numbers.append(number)
+    return numbers, bad
+
+
 def parse_bool(value: Any) -> bool | None:
     if isinstance(value, bool | np.bool_):
         return bool(value)
@@ -191,7 +223,12 @@ def parse_date(value: Any) -> pd.Timestamp | None:
 
 
 def is_iso_date(value: Any) -> bool:
-    return isinstance(value, str) and bool(_ISO_DATE.match(value.strip()))
+    return isinstance(value, str) and _iso_text(value)
+
+
+@lru_cache(maxsize=65536)
+def _iso_text(value: str) -> bool:
+    return bool(_ISO_DATE.match(value.strip()))
 
 
 def all_iso_dates(values: list[Any]) -> bool:

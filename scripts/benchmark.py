@@ -61,6 +61,20 @@ PROGRESS = {"file": sys.stderr, "disable": None}
 
 
 # ── engine ──────────────────────────────────────────────────────────────────
+def engine_lines(results: dict[str, dict[str, float]]) -> list[str]:
+    """The engine section's table."""
+    lines = [
+        "| task | steps timed | median µs | mean µs | p95 µs | reset µs |",
+        "|---|---|---|---|---|---|",
+    ]
+    for task_id, r in results.items():
+        lines.append(
+            f"| {task_id} | {r['steps']} | {r['median_us']:.0f} | {r['mean_us']:.0f} | "
+            f"{r['p95_us']:.0f} | {r['reset_us']:.0f} |"
+        )
+    return lines
+
+
 def time_plan(make_task: Callable[[], Task], plan: list[dict], repeats: int) -> dict[str, float]:
     """Engine time of each step of `plan` and of the reset, warm, over `repeats` episodes."""
     actions = [Action(**a) for a in plan]
@@ -752,14 +766,8 @@ def main() -> int:
             "",
             "## Engine time per step (inside `Episode.step`, optimal plan, warm)",
             "",
-            "| task | steps timed | median µs | mean µs | p95 µs | reset µs |",
-            "|---|---|---|---|---|---|",
+            *engine_lines(engine_results),
         ]
-        for task_id, r in engine_results.items():
-            lines.append(
-                f"| {task_id} | {r['steps']} | {r['median_us']:.0f} | {r['mean_us']:.0f} | "
-                f"{r['p95_us']:.0f} | {r['reset_us']:.0f} |"
-            )
     if scale_results:
         lines += ["", *size_section(scale_results)]
     if "clients" in only:

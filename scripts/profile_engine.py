@@ -3,6 +3,7 @@ table; prints a markdown section (top functions by own time, grouped by module).
 
     uv run python scripts/profile_engine.py > profile.md
     uv run python scripts/profile_engine.py --rows 20000
+    uv run python scripts/profile_engine.py --rows 0 --by-operation   # small tables only
 
 Used for the before/after profiles in docs/PROFILE.md.
 """
@@ -12,8 +13,10 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
+import statistics
 import sys
 import tempfile
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -80,6 +83,36 @@ def profile_fixed(episodes: int) -> tuple[cProfile.Profile, int]:
     return profile, steps
 
 
+def by_operation(episodes: int) -> list[str]:
+    """Wall and CPU time of each operation of the original tasks' plans (no profiler): a
+    step whose wall time far exceeds its CPU time waited for the CPU (another process ran)."""
+    registry = default_registry()
+    wall: dict[str, list[float]] = defaultdict(list)
+    cpu: dict[str, list[float]] = defaultdict(list)
+    for _ in range(episodes):
+        for task_id, plan in PLANS.items():
+            episode = Episode("profile", registry.make(task_id, None))
+            for action in [Action(**a) for a in plan]:
+                start, start_cpu = time.perf_counter(), time.thread_time()
+                episode.step(action)
+                wall[action.operation].append(1e6 * (time.perf_counter() - start))
+                cpu[action.operation].append(1e6 * (time.thread_time() - start_cpu))
+    lines = [
+        "### Time per operation, the four original tasks (wall and CPU µs)",
+        "",
+        "| operation | steps | median wall | p95 wall | median CPU | p95 CPU |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, times in sorted(wall.items(), key=lambda kv: -statistics.median(kv[1])):
+        p95 = statistics.quantiles(times, n=20)[18]
+        cpu_p95 = statistics.quantiles(cpu[name], n=20)[18]
+        lines.append(
+            f"| {name} | {len(times)} | {statistics.median(times):.0f} | {p95:.0f} | "
+            f"{statistics.median(cpu[name]):.0f} | {cpu_p95:.0f} |"
+        )
+    return [*lines, ""]
+
+
 def profile_rows(rows: int) -> tuple[cProfile.Profile, int]:
     profile = cProfile.Profile()
     steps = 0
@@ -99,11 +132,17 @@ def main() -> int:
     parser.add_argument("--episodes", type=int, default=50)
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument(
+        "--by-operation", action="store_true", help="also time each operation, unprofiled"
+    )
     args = parser.parse_args()
     profile, steps = profile_fixed(args.episodes)
     lines = report(profile, "The four original tasks (20-60 rows)", steps, args.top)
-    profile, steps = profile_rows(args.rows)
-    lines += report(profile, f"The hard task tiled to {args.rows:,} rows", steps, args.top)
+    if args.by_operation:
+        lines += by_operation(args.episodes)
+    if args.rows:  # --rows 0: the small tables only
+        profile, steps = profile_rows(args.rows)
+        lines += report(profile, f"The hard task tiled to {args.rows:,} rows", steps, args.top)
     print("\n".join(lines))
     return 0
 

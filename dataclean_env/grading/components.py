@@ -13,23 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dataclean_env.grading.gold_facts import GoldFacts, TableView
-from dataclean_env.values import MISSING, cells_equal
+from dataclean_env.grading.gold_facts import GoldFacts, TableView, holds
 
 ErrorCounter = Callable[[GoldFacts, TableView], int]
 
 
 def duplicate_errors(facts: GoldFacts, view: TableView) -> int:
-    """Extra copies of a gold row, gold rows that are gone, and rows gold never had."""
-    errors = 0
-    for key in facts.gold_keys:
-        errors += abs(view.key_counts.get(key, 0) - 1)
-    for key, count in view.key_counts.items():
-        if key in facts.gold_keys:
-            continue
-        # An outlier row is the outlier component's business, but not its extra copies.
-        errors += count - 1 if key in facts.outlier_keys else count
-    return errors
+    """Extra copies of a gold row, gold rows that are gone, and rows gold never had.
+
+    Summed key by key that is: |copies - 1| for each gold key, the copies of every other
+    key (rows without a key included), less one for each outlier key present (an outlier
+    row is the outlier component's business, but not its extra copies). As set sizes:"""
+    present = view.key_counts.keys()
+    gold_present = len(present & facts.gold_keys)
+    gold_absent = len(facts.gold_keys) - gold_present
+    outliers_present = len(present & facts.outlier_keys)
+    return gold_absent + view.snapshot.n_rows - gold_present - outliers_present
 
 
 def missing_errors(facts: GoldFacts, view: TableView) -> int:
@@ -37,13 +36,13 @@ def missing_errors(facts: GoldFacts, view: TableView) -> int:
     the gold column (in its place)."""
     errors = 0
     values, placed = view.snapshot.values, view.kinds
-    for key, column, gold_value in facts.missing_targets:
+    for key, column, gold_value, canonical in facts.missing_canonicals:
         row = view.first_row.get(key)
         if row is None or column not in placed:
             errors += 1
             continue
-        cell = values[column][row]
-        if cell is MISSING or not cells_equal(cell, gold_value, facts.kinds[column]):
+        # holds: `cells_equal` for a present cell (False for a missing one), common cases first
+        if not holds(values[column][row], gold_value, canonical, facts.kinds[column]):
             errors += 1
     return errors
 
@@ -51,7 +50,7 @@ def missing_errors(facts: GoldFacts, view: TableView) -> int:
 def dtype_errors(facts: GoldFacts, view: TableView) -> int:
     """Gold cells whose column is absent (or misplaced) or of the wrong kind, or whose row
     is absent."""
-    absent_rows = sum(1 for key in facts.gold_keys if key not in view.first_row)
+    absent_rows = len(facts.gold_keys) - len(view.first_row.keys() & facts.gold_keys)
     kinds = view.kinds
     errors = 0
     for column, kind in facts.kinds.items():
@@ -61,8 +60,8 @@ def dtype_errors(facts: GoldFacts, view: TableView) -> int:
 
 def outlier_errors(facts: GoldFacts, view: TableView) -> int:
     """Outlier rows still present plus good rows lost: removing good rows is not a fix."""
-    kept_outliers = sum(1 for key in facts.outlier_keys if key in view.first_row)
-    lost_rows = sum(1 for key in facts.gold_keys if key not in view.first_row)
+    kept_outliers = len(view.first_row.keys() & facts.outlier_keys)
+    lost_rows = len(facts.gold_keys) - len(view.first_row.keys() & facts.gold_keys)
     return kept_outliers + lost_rows
 
 

@@ -6,17 +6,20 @@ the agent's table with gold whatever the row order. Nothing here ever reaches an
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, TypeGuard
+from functools import cached_property, lru_cache
+from typing import Any, TypeGuard, cast
 
 import pandas as pd
 
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.values import (
     MISSING,
+    NUMBER_TOLERANCE,
+    NUMERIC_KINDS,
     Kind,
     cells_equal,
     is_missing,
@@ -54,6 +57,7 @@ class TableView:
     key_counts: Counter
     first_row: dict[str, int]
     misplaced: frozenset[str] = frozenset()
+    key_values: list[Any] | None = None  # the key column's cells the rows were read from
 
     @property
     def kinds(self) -> dict[str, Kind]:
@@ -88,36 +92,143 @@ class GoldFacts:
         matches = [c for c in columns if snake_case(c) == self.key]
         return matches[0] if len(matches) == 1 else None
 
-    def view(self, snapshot: Snapshot) -> TableView:
+    def view(self, snapshot: Snapshot, previous: TableView | None = None) -> TableView:
+        """The table indexed for grading. `previous`, the view of the episode's table before
+        this step, lends what still holds: a snapshot shares the value list of every column
+        a step left alone, so when the key column's list is the very same object the rows
+        are too, and so is the verdict on each column whose list is the same object."""
         column = self.key_column(snapshot.columns)
-        if column is None:
+        key_values = None if column is None else snapshot.values[column]
+        if previous is not None and key_values is not None and previous.key_values is key_values:
+            counts, first_row = previous.key_counts, previous.first_row
+            misplaced = self._misplaced(snapshot, first_row, previous)
+            return TableView(snapshot, counts, first_row, misplaced, key_values)
+        if key_values is None:
             keys: list[str | None] = [None] * snapshot.n_rows
         else:
-            keys = [key_text(v) for v in snapshot.values[column]]
-        first_row: dict[str, int] = {}
-        for position, key in enumerate(keys):
-            if key is not None and key not in first_row:
-                first_row[key] = position
-        return TableView(snapshot, Counter(keys), first_row, self._misplaced(snapshot, first_row))
+            keys = list(map(key_text, key_values))
+        # Each key's first position: built backwards, the first position is written last.
+        firsts: dict[Any, int] = dict(
+            zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True)
+        )
+        firsts.pop(None, None)
+        misplaced = self._misplaced(snapshot, firsts)
+        return TableView(snapshot, Counter(keys), firsts, misplaced, key_values)
 
-    def _misplaced(self, snapshot: Snapshot, first_row: dict[str, int]) -> frozenset[str]:
+    def _misplaced(
+        self, snapshot: Snapshot, first_row: dict[str, int], same_rows: TableView | None = None
+    ) -> frozenset[str]:
         """Gold columns present with gold's kind whose present rows no longer hold every
-        value that was already right in dirty."""
+        value that was already right in dirty. `same_rows`: an earlier view with these very
+        rows, whose verdict stands for every column whose value list it shares."""
         misplaced = []
-        for column, cells in self.anchors.items():
+        for column, cells in self._anchor_texts.items():
             kind = self.kinds[column]
             if snapshot.kinds.get(column) != kind:
                 continue  # absent or of another kind: already an error where it matters
             values = snapshot.values[column]
-            for key, gold in cells:
+            if same_rows is not None and same_rows.snapshot.values.get(column) is values:
+                if column in same_rows.misplaced:  # its kind was checked then as now
+                    misplaced.append(column)
+                continue
+            if _all_equal(cells, values, first_row, kind):
+                continue
+            for key, gold, canonical in cells:
                 row = first_row.get(key)
-                if row is None:
-                    continue
-                cell = values[row]
-                if cell is MISSING or not cells_equal(cell, gold, kind):
+                if row is not None and not holds(values[row], gold, canonical, kind):
                     misplaced.append(column)
                     break
         return frozenset(misplaced)
+
+    @cached_property
+    def missing_canonicals(self) -> tuple[tuple[str, str, Any, Any], ...]:
+        """`missing_targets` with each gold value's canonical form (see `holds`)."""
+        return tuple(
+            (key, column, gold, _canonical(gold, self.kinds[column]))
+            for key, column, gold in self.missing_targets
+        )
+
+    @cached_property
+    def _anchor_texts(self) -> dict[str, _Anchors]:
+        """The anchors with gold's value in the form `_holds` compares first: the float of a
+        number, the text of a str column's value (None for other kinds)."""
+        return {
+            column: _Anchors(
+                (key, gold, _canonical(gold, self.kinds[column])) for key, gold in cells
+            )
+            for column, cells in self.anchors.items()
+        }
+
+
+class _Anchors(tuple):  # type: ignore[type-arg]
+    """A column's (key, gold value, canonical form) triples, with the keys and canonical
+    forms also as lists, for the comparison of the whole column at once."""
+
+    keys: list[str]
+    canonicals: list[Any]
+    exact: bool  # every canonical form is a text or a finite float
+
+    def __new__(cls, triples: Any) -> _Anchors:
+        anchors = super().__new__(cls, triples)
+        anchors.keys = [key for key, _, _ in anchors]
+        anchors.canonicals = [canonical for _, _, canonical in anchors]
+        anchors.exact = all(
+            c.__class__ is str
+            or (c.__class__ is float and math.isfinite(c))
+            or (c.__class__ is pd.Timestamp and c is not pd.NaT)
+            for c in anchors.canonicals
+        )
+        return anchors
+
+
+_NUMBERS = frozenset({int, float})
+_DATES = frozenset({pd.Timestamp})
+# Kinds as module constants: these run per anchor cell, and reading `Kind.X` costs more.
+_STR, _DATETIME = Kind.STR, Kind.DATETIME
+_EXACT_KINDS = frozenset({Kind.STR, Kind.INT, Kind.FLOAT, Kind.DATETIME})
+
+
+def _all_equal(anchors: _Anchors, values: list[Any], first_row: dict[str, int], kind: Kind) -> bool:
+    """True when every anchor row present holds exactly its canonical form, compared as
+    whole lists (in C): then `_holds` would be true for each. False means "look closer"."""
+    if not anchors.exact or kind not in _EXACT_KINDS:
+        return False
+    rows = list(map(first_row.get, anchors.keys))
+    if None in rows:
+        return False
+    cells = list(map(values.__getitem__, cast(list[int], rows)))
+    if cells != anchors.canonicals:
+        return False
+    # Equal lists: str cells equal to gold's text, or numbers equal to gold's (a bool equals
+    # 1.0 too, but is not a number here: every cell must be an int or a float), or dates.
+    if kind == _STR:
+        return True
+    return set(map(type, cells)) <= (_DATES if kind == _DATETIME else _NUMBERS)
+
+
+def _canonical(gold: Any, kind: Kind) -> Any:
+    if kind in NUMERIC_KINDS:
+        return float(gold)
+    if kind == _DATETIME:
+        return pd.Timestamp(gold)
+    return str(gold) if kind == _STR else None
+
+
+def holds(cell: Any, gold: Any, canonical: Any, kind: Kind) -> bool:
+    """`cells_equal(cell, gold, kind)` for a present gold value and a snapshot cell, with
+    the common cases (a float or int cell of a number column, a text cell of a str column)
+    compared directly: this runs for every anchor cell of every graded table."""
+    if cell is MISSING:
+        return False
+    cls = cell.__class__
+    if kind == _STR and cls is str:
+        return cell == canonical
+    if (cls is float or cls is int) and kind in NUMERIC_KINDS:
+        number = float(cell)  # what parse_number does to a Python number
+        return math.isfinite(number) and abs(number - canonical) <= NUMBER_TOLERANCE
+    if cls is pd.Timestamp and kind == _DATETIME:  # a snapshot's NaT is MISSING
+        return bool(cell == canonical)  # what parse_date does to a present Timestamp
+    return cells_equal(cell, gold, kind)
 
 
 def build_facts(

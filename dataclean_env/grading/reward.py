@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dataclean_env.grading.components import COMPONENTS, component_score
-from dataclean_env.grading.gold_facts import GoldFacts
+from dataclean_env.grading.gold_facts import GoldFacts, TableView
 from dataclean_env.grading.penalties import ActionRecord, penalty
 from dataclean_env.snapshot import Snapshot
 
@@ -47,11 +47,19 @@ class Grader:
 
     def components(self, snapshot: Snapshot) -> dict[str, float]:
         """Unclamped component scores in [0, 1] for the task's weighted components."""
-        view = self.facts.view(snapshot)
-        return {
+        return self.graded(snapshot)[0]
+
+    def graded(
+        self, snapshot: Snapshot, previous: TableView | None = None
+    ) -> tuple[dict[str, float], TableView]:
+        """`components`, and the view they were read from; `previous` is the view of the
+        episode's table before this step (see `GoldFacts.view`): the scores are the same."""
+        view = self.facts.view(snapshot, previous)
+        scores = {
             name: component_score(COMPONENTS[name](self.facts, view), self.baseline[name])
             for name in self.weights
         }
+        return scores, view
 
     def gold_rows_missing(self, snapshot: Snapshot) -> int:
         """Gold rows (by key) the table no longer holds. For harnesses, never for agents."""

@@ -9,13 +9,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dataclean_env.deferred import Table, derive
 from dataclean_env.errors import InvalidParameters, OperationFailed
 from dataclean_env.operations.registry import OpContext, OpResult
+from dataclean_env.snapshot import Snapshot
 from dataclean_env.values import MISSING, Kind
 
 
-def require_columns(table: pd.DataFrame, columns: Iterable[str]) -> list[str]:
-    """The columns, in order, or InvalidParameters naming the ones the table lacks."""
+def require_columns(table: pd.DataFrame | Snapshot, columns: Iterable[str]) -> list[str]:
+    """The columns, in order, or InvalidParameters naming the ones the table (or its
+    snapshot) lacks."""
     wanted = list(columns)
     unknown = [c for c in wanted if c not in table.columns]
     if unknown:
@@ -65,6 +68,14 @@ def take_rows(table: pd.DataFrame, keep: list[int]) -> pd.DataFrame:
     result = table.take(keep)
     result.index = pd.RangeIndex(len(keep))
     return result
+
+
+def kept_rows(table: Table, snapshot: Snapshot, keep: list[int], message: str) -> OpResult:
+    """The result of keeping the rows at positions `keep` (of `snapshot`, the table's),
+    the DataFrame deferred."""
+    return OpResult(
+        derive(table, lambda frame: take_rows(frame, keep)), message, snapshot.with_rows(keep)
+    )
 
 
 def _rewritten(

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
+from dataclean_env.deferred import Table, derive
 from dataclean_env.errors import OperationFailed
 from dataclean_env.operations.column_checks import (
     replace_columns,
@@ -29,7 +30,6 @@ from dataclean_env.values import (
     Kind,
     all_iso_dates,
     is_iso_date,
-    kind_of,
     numbers_in,
     parse_bool,
 )
@@ -43,13 +43,39 @@ class FixDtypeParams(Params):
 
 
 @dataclass(frozen=True)
+class Converted:
+    """A converted column as `pd.Series(data, dtype=dtype)` takes it; the Series itself is
+    built with the table (deferred), its snapshot cells read from `data` where that is exact."""
+
+    data: Any
+    dtype: Any = None  # None: the data's own (a numpy array)
+    cells: list[Any] | None = None  # the snapshot cells, when the converter knows them
+
+    def series(self, index: pd.Index, name: str) -> pd.Series:
+        return pd.Series(self.data, index=index, dtype=self.dtype, name=name)
+
+    def plain_cells(self) -> tuple[list[Any], np.dtype] | None:
+        """(snapshot cells, dtype) for numpy numbers and Python booleans, whose cells are
+        what `tolist` gives; None for other data (their cells are read from a Series)."""
+        data = self.data
+        if self.cells is not None:
+            return self.cells, data.dtype
+        if isinstance(data, np.ndarray) and data.dtype.kind in "if" and self.dtype is None:
+            return data.tolist(), data.dtype
+        if isinstance(data, np.ndarray) and data.dtype.kind == "f" and self.dtype == "float64":
+            return [MISSING if v != v else v for v in data.tolist()], data.dtype
+        if self.dtype is bool:
+            return list(data), np.dtype(bool)
+        return None
+
+
+@dataclass(frozen=True)
 class Column:
-    """One column as a converter sees it: name, snapshot values, kind, the table's index."""
+    """One column as a converter sees it: name, snapshot values, kind."""
 
     name: str
     values: list[Any]
     kind: Kind
-    index: pd.Index
 
     @cached_property  # converters ask for it more than once on a large column
     def present(self) -> list[Any]:
@@ -57,12 +83,12 @@ class Column:
             return self.values
         return [v for v in self.values if v is not MISSING]
 
-    def series(self, data: Any, dtype: Any = None) -> pd.Series:
-        return pd.Series(data, index=self.index, dtype=dtype, name=self.name)
+    def series(self, data: Any, dtype: Any = None) -> Converted:
+        return Converted(data, dtype)
 
 
 # A converter returns the converted column, or None when the column already has that type.
-Converter = Callable[[Column], "pd.Series | None"]
+Converter = Callable[[Column], "Converted | None"]
 
 
 # Beyond 2**53 a float no longer holds every whole number, so casts there would lose digits.
@@ -92,7 +118,7 @@ def _whole(numbers: np.ndarray) -> bool:
     return bool(np.all(np.mod(numbers, 1) == 0) and np.all(np.abs(numbers) <= EXACT_LIMIT))
 
 
-def to_float(column: Column) -> pd.Series | None:
+def to_float(column: Column) -> Converted | None:
     if column.kind == Kind.FLOAT:
         return None
     numbers = _numbers(column)
@@ -101,7 +127,7 @@ def to_float(column: Column) -> pd.Series | None:
     return column.series(numbers, "float64")
 
 
-def to_int(column: Column) -> pd.Series | None:
+def to_int(column: Column) -> Converted | None:
     if column.kind == Kind.INT:
         return None
     numbers = _numbers(column)
@@ -131,13 +157,13 @@ def _text(value: Any) -> Any:
     return str(value)
 
 
-def to_str(column: Column) -> pd.Series | None:
+def to_str(column: Column) -> Converted | None:
     if column.kind == Kind.STR:
         return None
     return column.series([_text(v) for v in column.values], object)
 
 
-def to_bool(column: Column) -> pd.Series | None:
+def to_bool(column: Column) -> Converted | None:
     if column.kind == Kind.BOOL:
         return None
     if len(column.present) != len(column.values):
@@ -153,7 +179,7 @@ def to_bool(column: Column) -> pd.Series | None:
     return column.series(parsed, bool)
 
 
-def to_datetime(column: Column) -> pd.Series | None:
+def to_datetime(column: Column) -> Converted | None:
     if column.kind == Kind.DATETIME:
         return None
     present = column.present
@@ -169,10 +195,18 @@ def to_datetime(column: Column) -> pd.Series | None:
         number = dict(zip(distinct, range(len(distinct)), strict=True))
         try:
             parsed = np.array(distinct, dtype="datetime64[ns]")
-            picks = np.array(list(map(number.__getitem__, texts)), dtype=np.intp)
-            return column.series(parsed[picks])
         except ValueError:  # well-formed but impossible, like 2024-02-30
             bad = [v for v in column.present if _impossible_date(v)]
+        else:
+            picks = list(map(number.__getitem__, texts))
+            # The cells a datetime64[ns] Series gives, boxed once per distinct date (boxing
+            # costs more than the rest of the conversion; equal cells share one Timestamp).
+            boxed = [
+                MISSING if t == "NaT" else pd.Timestamp(p)
+                for t, p in zip(distinct, parsed, strict=True)
+            ]
+            cells = list(map(boxed.__getitem__, picks))
+            return Converted(parsed[np.array(picks, dtype=np.intp)], cells=cells)
     raise OperationFailed(
         f"column {column.name!r} has values that are not ISO dates (YYYY-MM-DD): {sample(bad)}"
     )
@@ -186,7 +220,7 @@ def _impossible_date(value: Any) -> bool:
     return False
 
 
-def infer(column: Column) -> pd.Series | None:
+def infer(column: Column) -> Converted | None:
     """The most specific type every present value fits: int, float, bool, datetime or as is."""
     if column.kind in (Kind.INT, Kind.BOOL, Kind.DATETIME):
         return None
@@ -224,32 +258,41 @@ CONVERTERS: dict[str, Converter] = {
     "fix_dtype",
     FixDtypeParams,
     rank=3,
+    lazy=True,
     description=(
         "Convert a column (or every column) to a type; 'auto' infers numbers (also '$1,200.50' "
         "text), true/false and ISO dates. Refuses any conversion that would lose values."
     ),
 )
-def fix_dtype(table: pd.DataFrame, params: FixDtypeParams, ctx: OpContext) -> OpResult:
+def fix_dtype(table: Table, params: FixDtypeParams, ctx: OpContext) -> OpResult:
+    snapshot = ctx.snapshot_of(table)
     if params.column:
-        names = require_columns(table, [params.column])
+        names = require_columns(snapshot, [params.column])
         require_modifiable(ctx, names)
     else:
-        names = [c for c in table.columns if c not in ctx.protected_columns]
-    snapshot = ctx.snapshot_of(table)
+        names = [c for c in snapshot.columns if c not in ctx.protected_columns]
     convert = CONVERTERS[params.dtype]
-    changed: dict[str, pd.Series] = {}
+    changed: dict[str, Converted] = {}
     for name in names:
-        column = Column(name, snapshot.values[name], snapshot.kinds[name], table.index)
-        converted = convert(column)
+        converted = convert(Column(name, snapshot.values[name], snapshot.kinds[name]))
         if converted is not None:
             changed[name] = converted
     if not changed:
         return OpResult(table, f"No column changed type ({params.dtype}).")
-    result = replace_columns(table, changed)
-    listed = ", ".join(
-        f"{n}: {snapshot.kinds[n]} -> {kind_of(s.dtype)}" for n, s in changed.items()
-    )
-    return OpResult(result, f"Converted {listed}.", snapshot.with_columns(changed))
+    plain, read = {}, {}
+    for name, converted in changed.items():
+        cells = converted.plain_cells()
+        if cells is not None:
+            plain[name] = cells
+        else:  # dates, text: the Series' own cells (any index gives the same)
+            read[name] = converted.series(pd.RangeIndex(snapshot.n_rows), name)
+    result = snapshot.with_values(plain).with_columns(read)
+    listed = ", ".join(f"{n}: {snapshot.kinds[n]} -> {result.kinds[n]}" for n in changed)
+
+    def build(frame: pd.DataFrame) -> pd.DataFrame:
+        return replace_columns(frame, {n: c.series(frame.index, n) for n, c in changed.items()})
+
+    return OpResult(derive(table, build), f"Converted {listed}.", result)
 
 
 alias("cast_type", "fix_dtype")

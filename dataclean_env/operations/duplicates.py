@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import operator
-from itertools import compress
-
-import pandas as pd
 from pydantic import Field
 
-from dataclean_env.operations.column_checks import require_columns, take_rows
+from dataclean_env.deferred import Table
+from dataclean_env.operations.column_checks import kept_rows, require_columns
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 
 
@@ -22,21 +19,19 @@ class RemoveDuplicatesParams(Params):
     "remove_duplicates",
     RemoveDuplicatesParams,
     rank=0,
+    lazy=True,
     description="Drop exact duplicate rows (or rows repeating the `subset` columns), keeping the first.",
 )
-def remove_duplicates(
-    table: pd.DataFrame, params: RemoveDuplicatesParams, ctx: OpContext
-) -> OpResult:
-    subset = require_columns(table, params.subset) if params.subset else None
+def remove_duplicates(table: Table, params: RemoveDuplicatesParams, ctx: OpContext) -> OpResult:
     snapshot = ctx.snapshot_of(table)
+    subset = require_columns(snapshot, params.subset) if params.subset else None
     repeats = snapshot.duplicate_mask(subset)
     removed = sum(repeats)
     if not removed:
         return OpResult(table, "No duplicate rows found.")
-    keep = list(compress(range(len(repeats)), map(operator.not_, repeats)))
-    result = take_rows(table, keep)
-    message = f"Removed {removed} duplicate rows ({len(table)} -> {len(result)})."
-    return OpResult(result, message, snapshot.with_rows(keep))
+    keep = [i for i, repeat in enumerate(repeats) if not repeat]
+    message = f"Removed {removed} duplicate rows ({snapshot.n_rows} -> {len(keep)})."
+    return kept_rows(table, snapshot, keep, message)
 
 
 class DedupeParams(Params):
@@ -47,7 +42,8 @@ class DedupeParams(Params):
     "dedupe",
     DedupeParams,
     rank=0,
+    lazy=True,
     description="Keep the first row of each combination of `keys` (drops near duplicates).",
 )
-def dedupe(table: pd.DataFrame, params: DedupeParams, ctx: OpContext) -> OpResult:
+def dedupe(table: Table, params: DedupeParams, ctx: OpContext) -> OpResult:
     return remove_duplicates(table, RemoveDuplicatesParams(subset=params.keys), ctx)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
+from dataclean_env.deferred import Table, derive, frame_of
 from dataclean_env.errors import InvalidParameters, OperationFailed
 from dataclean_env.operations.column_checks import (
     replace_columns,
@@ -23,7 +24,7 @@ from dataclean_env.operations.column_checks import (
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
 from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import MISSING, NUMERIC_KINDS, Kind, numbers_in, parse_date
+from dataclean_env.values import MISSING, NUMERIC_KINDS, Kind, parse_date, present_numbers
 
 Strategy = Literal["mean", "median", "mode", "ffill", "bfill", "constant"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
@@ -56,16 +57,17 @@ class FillMissingParams(Params):
     FillMissingParams,
     rank=2,
     repeatable=True,
+    lazy=True,
     description=(
         "Fill missing cells. mean/median apply to numeric columns (numbers stored as text "
         "count), mode and ffill/bfill to any column, constant needs a value of the column's type."
     ),
 )
-def fill_missing(table: pd.DataFrame, params: FillMissingParams, ctx: OpContext) -> OpResult:
+def fill_missing(table: Table, params: FillMissingParams, ctx: OpContext) -> OpResult:
     snapshot = ctx.snapshot_of(table)
     missing = snapshot.missing_counts()
     if params.column is not None:
-        require_columns(table, [params.column])
+        require_columns(snapshot, [params.column])
         require_modifiable(ctx, [params.column])
         if not missing[params.column]:
             return OpResult(
@@ -75,16 +77,28 @@ def fill_missing(table: pd.DataFrame, params: FillMissingParams, ctx: OpContext)
     else:
         targets = [c for c in snapshot.columns if missing[c] and c not in ctx.protected_columns]
 
-    changed: dict[str, pd.Series] = {}
-    filled, skipped = [], []
+    fills: dict[str, Any] = {}  # column -> fill value (None for ffill/bfill)
+    skipped = []
     for column in targets:
         try:
-            new = _fill(table[column], column, snapshot, params)
+            fills[column] = _fill_value(column, snapshot, params)
         except OperationFailed:
             if params.column is not None:
                 raise
             skipped.append(column)
-            continue
+    if not fills:
+        message = f"No missing values filled with {params.strategy}."
+        return OpResult(table, message + _skipped(skipped))
+    if params.strategy not in ("ffill", "bfill") and all(
+        _plain(snapshot.dtypes[c], v) for c, v in fills.items()
+    ):
+        return _filled_plain(table, snapshot, params.strategy, fills, missing, skipped)
+
+    frame = frame_of(table)
+    changed: dict[str, pd.Series] = {}
+    filled = []
+    for column, value in fills.items():
+        new = _filled(frame[column], params.strategy, value)
         # Only forward/backward fill can leave cells empty (at the start or the end).
         left = int(new.isna().sum()) if params.strategy in ("ffill", "bfill") else 0
         count = missing[column] - left
@@ -95,27 +109,66 @@ def fill_missing(table: pd.DataFrame, params: FillMissingParams, ctx: OpContext)
         message = f"No missing values filled with {params.strategy}."
         return OpResult(table, message + _skipped(skipped))
     message = f"Filled with {params.strategy}: {', '.join(filled)}." + _skipped(skipped)
-    return OpResult(replace_columns(table, changed), message, snapshot.with_columns(changed))
+    return OpResult(replace_columns(frame, changed), message, snapshot.with_columns(changed))
 
 
 def _skipped(columns: list[str]) -> str:
     return f" Skipped (strategy does not apply): {', '.join(columns)}." if columns else ""
 
 
-def _fill(series: pd.Series, name: str, snapshot: Snapshot, params: FillMissingParams) -> pd.Series:
+def _fill_value(column: str, snapshot: Snapshot, params: FillMissingParams) -> Any:
+    """The value that fills `column` (None for ffill/bfill), or OperationFailed."""
     strategy = params.strategy
+    if strategy in ("ffill", "bfill"):
+        return None
+    kind = snapshot.kinds[column]
+    if strategy == "constant":
+        assert params.value is not None  # FillMissingParams requires it with constant
+        return constant_for(column, kind, params.value)
+    values = snapshot.values[column]
+    if strategy == "mode":
+        return _mode(column, values)
+    return _average(column, values, kind, strategy)
+
+
+def _filled(series: pd.Series, strategy: str, value: Any) -> pd.Series:
     if strategy == "ffill":
         return series.ffill()
     if strategy == "bfill":
         return series.bfill()
-    kind = snapshot.kinds[name]
-    if strategy == "constant":
-        assert params.value is not None  # FillMissingParams requires it with constant
-        return series.fillna(constant_for(name, kind, params.value))
-    values = snapshot.values[name]
-    if strategy == "mode":
-        return series.fillna(_mode(name, values))
-    return series.fillna(_average(name, values, kind, strategy))
+    return series.fillna(value)
+
+
+def _plain(dtype: object, value: object) -> bool:
+    """Whether pandas' fillna would store `value` in a column of `dtype` as the plain value
+    itself: a number in a numpy float column (stored as its float), text in a string column.
+    Only then is the filled column's snapshot written without pandas."""
+    if type(value) is float or (type(value) is int and abs(value) <= 2**53):
+        return isinstance(dtype, np.dtype) and dtype == np.float64
+    return type(value) is str and isinstance(dtype, pd.StringDtype)
+
+
+def _filled_plain(
+    table: Table,
+    snapshot: Snapshot,
+    strategy: str,
+    fills: dict[str, Any],
+    missing: dict[str, int],
+    skipped: list[str],
+) -> OpResult:
+    """The fill of `_plain` values: the new cells in Python, the DataFrame deferred."""
+    cells = {}
+    for column, value in fills.items():
+        dtype = snapshot.dtypes[column]
+        stored = float(value) if isinstance(dtype, np.dtype) else value
+        cells[column] = ([stored if v is MISSING else v for v in snapshot.values[column]], dtype)
+    filled = ", ".join(f"{column} ({missing[column]})" for column in fills)
+    message = f"Filled with {strategy}: {filled}." + _skipped(skipped)
+
+    def build(frame: pd.DataFrame) -> pd.DataFrame:
+        return replace_columns(frame, {c: frame[c].fillna(v) for c, v in fills.items()})
+
+    return OpResult(derive(table, build), message, snapshot.with_values(cells))
 
 
 def _mode(name: str, values: list[Any]) -> Any:
@@ -131,23 +184,34 @@ def _mode(name: str, values: list[Any]) -> Any:
 
 
 def _average(name: str, values: list[Any], kind: Kind, strategy: str) -> float | str:
-    numbers, bad = numbers_in(values, kind, max_bad=3)
+    present, bad = present_numbers(values, kind, max_bad=3)
     if bad:
         raise OperationFailed(
             f"{strategy} needs a numeric column; {name!r} holds {sample(dict.fromkeys(bad))}"
         )
-    present = numbers[~np.isnan(numbers)]
-    if present.size == 0:
+    if not present:
         raise OperationFailed(f"column {name!r} has no values to average")
     # fsum is exact, so the mean does not depend on the order of the rows.
     mean = strategy == "mean"
-    value = math.fsum(present) / present.size if mean else float(np.median(present))
-    whole = bool(np.all(np.mod(present, 1) == 0))
+    value = math.fsum(present) / len(present) if mean else _median(present)
+    whole = all(number % 1 == 0 for number in present)  # what np.mod(present, 1) == 0 says
     value = round(value) if whole else round(value, 2)
     if kind in NUMERIC_KINDS:
         return value
     # A number stored as text is filled with text; fix_dtype turns the column into numbers.
     return str(int(value)) if whole else f"{value:.2f}"
+
+
+def _median(numbers: list[float]) -> float:
+    """`float(np.median(numbers))` in Python (faster on a column of a small table): the
+    middle value, or the sum of the two middle values halved, as numpy computes them."""
+    ordered = sorted(numbers)
+    middle = len(ordered) // 2
+    odd = len(ordered) % 2
+    value = ordered[middle] if odd else (ordered[middle - 1] + ordered[middle]) / 2
+    if value == 0:  # 0.0 or -0.0: which zero numpy's partition picks is numpy's to say
+        return float(np.median(np.array(numbers)))
+    return value
 
 
 def constant_for(

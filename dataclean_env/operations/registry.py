@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from dataclean_env.deferred import Table, frame_of
 from dataclean_env.errors import InvalidParameters, UnknownOperation, describe
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.values import Kind
@@ -52,21 +53,29 @@ class OpContext:
     # whose cost the client controls (regex_replace, program) check it.
     deadline: float | None = None
 
-    def snapshot_of(self, table: pd.DataFrame) -> Snapshot:
-        return self.snapshot if self.snapshot is not None else Snapshot.of(table)
+    def snapshot_of(self, table: Table) -> Snapshot:
+        return self.snapshot if self.snapshot is not None else Snapshot.of(frame_of(table))
 
 
 @dataclass(frozen=True)
 class OpResult:
-    table: pd.DataFrame
+    # The new table (the input itself when nothing changed); a lazy operation may return it
+    # deferred (`dataclean_env.deferred`): `table` builds it when first asked for.
+    output: Table
     message: str
     # The snapshot of `table`, when the operation can derive it cheaply from the input's.
     snapshot: Snapshot | None = None
     # (first row, row count) that observations' sample rows should show from now on.
     view: tuple[int, int] | None = None
 
+    @property
+    def table(self) -> pd.DataFrame:
+        return frame_of(self.output)
 
-OpFunction = Callable[[pd.DataFrame, Any, OpContext], OpResult]
+
+# The table is a DataFrame, or for a `lazy` operation the episode's table as it is (a
+# `deferred.Table`, maybe unbuilt): so the first parameter is typed per operation.
+OpFunction = Callable[[Any, Any, OpContext], OpResult]
 
 
 @dataclass(frozen=True)
@@ -83,6 +92,9 @@ class Operation:
     # Its time depends on what the client sends (a pattern, a program), not only on the
     # table's size: servers run it off the event loop (bounded by the step's deadline).
     slow: bool = False
+    # It reads its input only through `ctx.snapshot` and may return its table deferred, so
+    # the episode hands it the committed table unbuilt (see `dataclean_env.deferred`).
+    lazy: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,6 +116,7 @@ def operation(
     ends_episode: bool = False,
     repeatable: bool = False,
     slow: bool = False,
+    lazy: bool = False,
 ) -> Callable[[OpFunction], OpFunction]:
     """Decorator that registers `fn` as the operation `name`."""
 
@@ -111,7 +124,7 @@ def operation(
         if name in _OPERATIONS or name in _ALIASES:
             raise ValueError(f"operation {name!r} registered twice")
         _OPERATIONS[name] = Operation(
-            name, params, fn, rank, description, ends_episode, repeatable, slow
+            name, params, fn, rank, description, ends_episode, repeatable, slow, lazy
         )
         return fn
 

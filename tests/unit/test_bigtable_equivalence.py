@@ -38,6 +38,7 @@ from dataclean_env.operations.rows import _positions
 from dataclean_env.snapshot import Snapshot, _cells
 from dataclean_env.values import (
     MISSING,
+    Kind,
     all_iso_dates,
     is_iso_date,
     numbers_in,
@@ -217,7 +218,7 @@ def test_all_iso_dates_equals_asking_each_cell(values: list[Any]) -> None:
 @SETTINGS
 @given(columns_of(st.one_of(DATE_TEXTS, st.just(MISSING))))
 def test_to_datetime_equals_the_per_cell_conversion(values: list[Any]) -> None:
-    column = Column("d", values, "str", pd.RangeIndex(len(values)))
+    column = Column("d", values, Kind.STR)
     expected = reference_to_datetime(values)
     if expected is None:
         with pytest.raises(OperationFailed):
@@ -225,11 +226,20 @@ def test_to_datetime_equals_the_per_cell_conversion(values: list[Any]) -> None:
         return
     converted = to_datetime(column)
     assert converted is not None
-    pd.testing.assert_series_equal(converted, expected, check_names=False)
+    series = converted.series(pd.RangeIndex(len(values)), "d")
+    pd.testing.assert_series_equal(series, expected, check_names=False)
+    # The snapshot cells it hands on are the ones the Series holds (NaT as MISSING).
+    assert converted.cells == [MISSING if v is pd.NaT else v for v in series.tolist()]
 
 
 # ── snapshot.py ───────────────────────────────────────────────────────────────
 SMALL = st.one_of(st.integers(0, 2), st.sampled_from(["a", "b"]), st.just(MISSING), st.just(1.0))
+
+
+def text_snapshot(columns: tuple[str, ...], values: dict[str, list[Any]], rows: int) -> Snapshot:
+    """A snapshot of object columns holding `values` (as `Snapshot.of` reads text columns)."""
+    kinds, names = dict.fromkeys(columns, Kind.STR), dict.fromkeys(columns, "object")
+    return Snapshot(columns, kinds, names, values, rows, dict.fromkeys(columns, np.dtype(object)))
 
 
 @SETTINGS
@@ -247,9 +257,7 @@ def test_duplicate_mask_equals_hashing_every_row(
     width, rows = shaped
     columns = tuple(f"c{i}" for i in range(width))
     values = {c: [row[i] for row in rows] for i, c in enumerate(columns)}
-    snapshot = Snapshot(
-        columns, dict.fromkeys(columns, "str"), dict.fromkeys(columns, "object"), values, len(rows)
-    )
+    snapshot = text_snapshot(columns, values, len(rows))
     subset = list(columns[1:]) if use_subset and width > 1 else None
     assert snapshot.duplicate_mask(subset) == reference_duplicate_mask(snapshot, subset)
 
@@ -257,7 +265,7 @@ def test_duplicate_mask_equals_hashing_every_row(
 @SETTINGS
 @given(st.lists(st.integers(0, 29), max_size=40), st.lists(SMALL, min_size=30, max_size=30))
 def test_with_rows_equals_picking_each_row(keep: list[int], column: list[Any]) -> None:
-    snapshot = Snapshot(("a",), {"a": "str"}, {"a": "object"}, {"a": column}, 30)
+    snapshot = text_snapshot(("a",), {"a": column}, 30)
     assert snapshot.with_rows(keep).values["a"] == [column[i] for i in keep]
     assert snapshot.with_rows(keep).n_rows == len(keep)
 
