@@ -128,13 +128,17 @@ class Episode:
         check_parameters(parameters, self.limits)
         try:
             # A lazy operation reads the snapshot only: it gets the table as it is, unbuilt.
-            result = op.apply(self._table if op.lazy else self.table, params, context)
+            given = self._table if op.lazy else self.table
+            result = op.apply(given, params, context)
         except EnvError:
             raise
         except Exception as exc:  # a pandas corner we did not foresee: refuse, never 500
             log.exception("operation %s failed unexpectedly", op.name)
             raise ServerFault(f"{op.name} could not be applied: {exc}") from exc
-        snapshot = self._snapshot if result.output is self._table else _servable(result)
+        # An operation that hands back the table it was given changed nothing (`self.table`
+        # may have just built a deferred `_table`: compare with what the operation got).
+        unchanged = result.output is given or result.output is self._table
+        snapshot = self._snapshot if unchanged else _servable(result)
         budget = self._budget if snapshot is self._snapshot else self._budget.admit(snapshot)
 
         # ── commit, all or nothing: a step commits only if its result can be served ──

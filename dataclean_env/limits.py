@@ -16,6 +16,7 @@ from typing import Any
 
 from dataclean_env.errors import InvalidText, StepTimeLimit, TooLarge
 from dataclean_env.snapshot import Snapshot
+from dataclean_env.values import Kind
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,8 @@ def _text_chars(values: list[Any]) -> tuple[int, int]:
 
 
 def _column_chars(snapshot: Snapshot, column: str) -> tuple[int, int]:
-    # A column of numbers, booleans or dates (any kind but "str") holds no text cell.
-    if snapshot.kinds[column] != "str":
+    # A column of numbers, booleans or dates (any kind but str) holds no text cell.
+    if snapshot.kinds[column] != Kind.STR:
         return 0, 0
     return _text_chars(snapshot.values[column])
 

@@ -40,6 +40,9 @@ class Kind(StrEnum):
 
 
 NUMERIC_KINDS = frozenset({Kind.INT, Kind.FLOAT})
+# Up to this many cells, plain-Python statistics beat numpy's fixed cost per call; above
+# it, whole-column numpy wins (the original tasks' columns are far below, 100k-row ones above).
+SMALL_COLUMN = 1024
 # Reading a member off an Enum class costs ~100 ns on Python 3.11 (a module global ~10):
 # the per-cell comparisons below read these instead.
 _BOOL, _DATETIME = Kind.BOOL, Kind.DATETIME
@@ -96,8 +99,8 @@ def dtype_name(dtype: Any) -> str:
 
 def parse_number(value: Any) -> float | None:
     """A finite float for a number or a number-like string ("$1,200.50"), else None."""
-    if value.__class__ is str:  # the common case first; a text's number is cached
-        return _text_number(value)
+    if value.__class__ is str:  # the common case first; a short text's number is cached
+        return _text_number(value) if len(value) <= CACHED_TEXT else _text_number.__wrapped__(value)
     if value is None or isinstance(value, bool | np.bool_):
         return None
     if isinstance(value, int | float | np.integer | np.floating):
@@ -105,11 +108,15 @@ def parse_number(value: Any) -> float | None:
         return number if math.isfinite(number) else None
     if not isinstance(value, str):
         return None
-    return _text_number(value)
+    return _text_number(value) if len(value) <= CACHED_TEXT else _text_number.__wrapped__(value)
 
 
 # Cells repeat from step to step (and in every grade): parsing each distinct text once
-# saves two regular expressions per cell.
+# saves two regular expressions per cell. Only short texts (numbers and dates are short)
+# are cached, so that long texts an agent writes cannot fill the caches' memory.
+CACHED_TEXT = 64
+
+
 @lru_cache(maxsize=65536)
 def _text_number(value: str) -> float | None:
     text = _CURRENCY.sub("", value.strip())
@@ -223,7 +230,9 @@ def parse_date(value: Any) -> pd.Timestamp | None:
 
 
 def is_iso_date(value: Any) -> bool:
-    return isinstance(value, str) and _iso_text(value)
+    if not isinstance(value, str):
+        return False
+    return _iso_text(value) if len(value) <= CACHED_TEXT else _iso_text.__wrapped__(value)
 
 
 @lru_cache(maxsize=65536)

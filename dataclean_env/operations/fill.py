@@ -24,7 +24,15 @@ from dataclean_env.operations.column_checks import (
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
 from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import MISSING, NUMERIC_KINDS, Kind, parse_date, present_numbers
+from dataclean_env.values import (
+    MISSING,
+    NUMERIC_KINDS,
+    SMALL_COLUMN,
+    Kind,
+    numbers_in,
+    parse_date,
+    present_numbers,
+)
 
 Strategy = Literal["mean", "median", "mode", "ffill", "bfill", "constant"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
@@ -184,7 +192,12 @@ def _mode(name: str, values: list[Any]) -> Any:
 
 
 def _average(name: str, values: list[Any], kind: Kind, strategy: str) -> float | str:
-    present, bad = present_numbers(values, kind, max_bad=3)
+    small = len(values) <= SMALL_COLUMN
+    if small:  # plain Python: numpy's fixed cost per call outweighs a small column's work
+        present, bad = present_numbers(values, kind, max_bad=3)
+    else:  # whole-column numpy (and numbers_in's fast path for text numbers)
+        numbers, bad = numbers_in(values, kind, max_bad=3)
+        present = numbers[~np.isnan(numbers)].tolist()
     if bad:
         raise OperationFailed(
             f"{strategy} needs a numeric column; {name!r} holds {sample(dict.fromkeys(bad))}"
@@ -193,7 +206,10 @@ def _average(name: str, values: list[Any], kind: Kind, strategy: str) -> float |
         raise OperationFailed(f"column {name!r} has no values to average")
     # fsum is exact, so the mean does not depend on the order of the rows.
     mean = strategy == "mean"
-    value = math.fsum(present) / len(present) if mean else _median(present)
+    if mean:
+        value = math.fsum(present) / len(present)
+    else:
+        value = _median(present) if small else float(np.median(np.array(present)))
     whole = all(number % 1 == 0 for number in present)  # what np.mod(present, 1) == 0 says
     value = round(value) if whole else round(value, 2)
     if kind in NUMERIC_KINDS:

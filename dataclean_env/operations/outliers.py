@@ -24,7 +24,7 @@ from dataclean_env.operations.column_checks import (
     require_modifiable,
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
-from dataclean_env.values import NUMERIC_KINDS, Kind, numbers_in
+from dataclean_env.values import NUMERIC_KINDS, SMALL_COLUMN, Kind, numbers_in
 
 DEFAULT_THRESHOLD = {"iqr": 1.5, "zscore": 3.0}
 
@@ -46,8 +46,11 @@ def outlier_mask(values: np.ndarray, method: str, threshold: float) -> np.ndarra
         return np.zeros(values.shape, dtype=bool)
     with np.errstate(invalid="ignore"):
         if method == "iqr":
-            ordered = sorted(present.tolist())
-            if 0 in ordered:  # 0.0 or -0.0: which zero numpy's partition picks is numpy's
+            # Python quartiles on small columns (numpy's call costs more than their work);
+            # numpy's own on large ones, and wherever a zero is (0.0 or -0.0: which zero
+            # numpy's partition picks is numpy's to say).
+            ordered = sorted(present.tolist()) if present.size <= SMALL_COLUMN else [0.0]
+            if 0 in ordered:
                 q1, q3 = np.percentile(present, [25, 75])
             else:
                 q1, q3 = linear_percentile(ordered, 25), linear_percentile(ordered, 75)

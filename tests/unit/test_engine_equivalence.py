@@ -168,3 +168,16 @@ def test_a_result_with_an_infinite_number_is_refused(infinite: float) -> None:
         _servable(OpResult(table, "made up"))
     finite = pd.DataFrame({"id": [1, 2, 3], "x": [1.5, None, 1e308]})
     assert _servable(OpResult(finite, "made up")).values["x"][2] == 1e308
+
+
+def test_a_look_after_a_deferred_step_keeps_the_snapshot(registry: TaskRegistry) -> None:
+    """show_rows (not lazy) builds the deferred table to run, and hands it back unchanged:
+    the step must keep the episode's snapshot (and so every cache keyed by its lists)
+    instead of reading the whole table again as if it had changed."""
+    task = registry.make("rayyan", None)  # a real table: show_rows is allowed there
+    episode = Episode("look", task)
+    fill = {"strategy": "constant", "value": "x"}
+    episode.step(Action(operation="fill_missing", parameters=fill))  # lazy: left unbuilt
+    before = episode.snapshot
+    episode.step(Action(operation="show_rows", parameters={"offset": 5, "limit": 3}))
+    assert episode.snapshot is before
