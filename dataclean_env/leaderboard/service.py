@@ -143,8 +143,10 @@ class Leaderboard:
 
         now = datetime.now(UTC)
         with engine.begin() as connection:
-            # Forget processes silent for a day (their episodes are long aborted).
+            # Forget processes silent for a day (their episodes are long aborted), and this
+            # one's own row from an open that failed half way: registering is retried.
             connection.execute(delete(holders).where(holders.c.seen_at < now - timedelta(days=1)))
+            connection.execute(delete(holders).where(holders.c.holder_id == self.holder_id))
             connection.execute(
                 insert(holders).values(
                     holder_id=self.holder_id,
@@ -165,11 +167,13 @@ class Leaderboard:
         from dataclean_env.leaderboard.tables import holders
 
         with self._engine.begin() as connection:
-            connection.execute(
+            seen = connection.execute(
                 update(holders)
                 .where(holders.c.holder_id == self.holder_id)
                 .values(seen_at=datetime.now(UTC))
             )
+        if seen.rowcount == 0:  # the row is gone: say again that this process holds its runs
+            self._register(self._engine)
         self.sweep()
 
     # ── runs ──────────────────────────────────────────────────────────────

@@ -84,3 +84,30 @@ def test_a_run_whose_process_vanished_is_aborted_once_its_heartbeat_is_old(
         )
     other.heartbeat()
     assert statuses(other, run_id) == ("aborted", ["aborted", "aborted"])
+
+
+def holder_rows(board: Leaderboard) -> list[str]:
+    with board.open().connect() as connection:
+        return list(connection.execute(select(holders.c.holder_id)).scalars())
+
+
+def test_a_process_registers_again_without_a_duplicate_key(tmp_path: Path) -> None:
+    """An open that failed after registering (or a close that could not unregister) is
+    retried: registering again must replace this process's row, not collide with it."""
+    board = server_process(tmp_path / "board.sqlite3")
+    engine = board.open()
+    board._register(engine)  # what a retried open does
+    assert holder_rows(board) == [board.holder_id]
+
+
+def test_a_heartbeat_restores_a_lost_holder_row(owner_and_run) -> None:
+    """If this process's row is gone (deleted by hand, or a close that half failed), the
+    next heartbeat puts it back: otherwise the others would take the process for dead and
+    abort the runs it still serves."""
+    database, owner, run_id = owner_and_run
+    with owner.open().begin() as connection:
+        connection.execute(holders.delete().where(holders.c.holder_id == owner.holder_id))
+    owner.heartbeat()
+    assert holder_rows(owner) == [owner.holder_id]
+    server_process(database).sweep()  # another process sweeping
+    assert statuses(owner, run_id) == ("open", ["open", "open"])
