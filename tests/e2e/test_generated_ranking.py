@@ -1,6 +1,7 @@
 """The generated splits rank agents: on hard test instances the card-reading heuristic stays
 well below gold, a card-free fixed template lower still, and the oracle reaches gold; easy
-instances stay solvable by reading the card. (The full-size figures are in docs/BASELINES.md.)"""
+instances stay solvable by reading the card. (The full-size figures are in docs/BASELINES.md.)
+In the e2e tier: it plays whole agent episodes, seconds of work."""
 
 from __future__ import annotations
 
