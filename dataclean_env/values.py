@@ -144,7 +144,19 @@ def numbers_in(
         parsed = _text_numbers(values)
         if parsed is not None:
             return parsed, []
+    positions, parsed_numbers, bad = _parse_present(values, kind, max_bad)
     numbers = np.full(len(values), np.nan)
+    numbers[positions] = parsed_numbers
+    return numbers, bad
+
+
+def _parse_present(
+    values: list[Any], kind: Kind, max_bad: int | None
+) -> tuple[list[int], list[float], list[Any]]:
+    """(positions, numbers, bad) of the present cells of a column that is not numeric: each
+    text read by `parse_number` (a bool column holds no numbers); stops after `max_bad`."""
+    positions: list[int] = []
+    numbers: list[float] = []
     bad = []
     for i, value in enumerate(values):
         if value is MISSING:
@@ -155,8 +167,9 @@ def numbers_in(
             if max_bad is not None and len(bad) >= max_bad:
                 break
         else:
-            numbers[i] = number
-    return numbers, bad
+            positions.append(i)
+            numbers.append(number)
+    return positions, numbers, bad
 
 
 def _text_numbers(values: list[Any]) -> np.ndarray | None:
@@ -189,18 +202,7 @@ def present_numbers(
     present values that are not numbers (at most `max_bad` of them, then it stops)."""
     if kind in NUMERIC_KINDS:
         return [float(v) for v in values if v is not MISSING], []
-    numbers: list[float] = []
-    bad = []
-    for value in values:
-        if value is MISSING:
-            continue
-        number = parse_number(value) if kind != _BOOL else None
-        if number is None:
-            bad.append(value)
-            if max_bad is not None and len(bad) >= max_bad:
-                break
-        else:
-            numbers.append(number)
+    _, numbers, bad = _parse_present(values, kind, max_bad)
     return numbers, bad
 
 

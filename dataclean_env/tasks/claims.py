@@ -34,7 +34,7 @@ from dataclean_env.grading.claims import (
 )
 from dataclean_env.grading.truth import ERROR_TYPES, ROW, Truth, from_tables
 from dataclean_env.operations.claims import AUDIT_PHASES, FIX_OPERATIONS, MAX_FIX_STEPS
-from dataclean_env.tasks.custom import GOLD_FILES, ROW_ID, NotATask, read_csv, task_file
+from dataclean_env.tasks.custom import ROW_ID, NotATask, read_pair, task_file
 from dataclean_env.tasks.registry import Task, TaskGrader, TaskSpec
 from dataclean_env.values import NUMERIC_KINDS, Kind, kind_of
 
@@ -245,11 +245,7 @@ def showcase_instance(task_id: str) -> tuple[TaskSpec, Any, tuple, pd.DataFrame]
 # ── custom and real folders ─────────────────────────────────────────────────
 def folder_source(folder: Path) -> Source:
     """The pair in `folder` as text, rows matched by task.json's key or by position."""
-    gold_path = next((folder / n for n in GOLD_FILES if (folder / n).is_file()), None)
-    if not (folder / "dirty.csv").is_file() or gold_path is None:
-        raise NotATask("needs dirty.csv and clean.csv (or gold.csv)")
-    config = task_file(folder)
-    dirty, gold = read_csv(folder / "dirty.csv"), read_csv(gold_path)
+    config, dirty, gold, _ = read_pair(folder)
     key = config.key
     if key is None:
         if len(dirty) != len(gold):

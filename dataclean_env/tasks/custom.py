@@ -80,16 +80,20 @@ def read_csv(path: Path) -> pd.DataFrame:
     return table
 
 
+def read_pair(folder: Path) -> tuple[TaskFile, pd.DataFrame, pd.DataFrame, Path]:
+    """(task.json, dirty table, clean table, the clean file's path) of a task folder."""
+    gold_path = next((folder / n for n in GOLD_FILES if (folder / n).is_file()), None)
+    if not (folder / "dirty.csv").is_file() or gold_path is None:
+        raise NotATask("needs dirty.csv and clean.csv (or gold.csv)")
+    return task_file(folder), read_csv(folder / "dirty.csv"), read_csv(gold_path), gold_path
+
+
 def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, CellRepairGrader]:
     if not _TASK_ID.match(folder.name):
         raise NotATask(
             "the folder name must be letters, digits, '.', '_' or '-' (it is the task id)"
         )
-    gold_path = next((folder / n for n in GOLD_FILES if (folder / n).is_file()), None)
-    if not (folder / "dirty.csv").is_file() or gold_path is None:
-        raise NotATask("needs dirty.csv and clean.csv (or gold.csv)")
-    config = task_file(folder)
-    dirty, gold = read_csv(folder / "dirty.csv"), read_csv(gold_path)
+    config, dirty, gold, gold_path = read_pair(folder)
     key = config.key
     if key is None:
         if len(dirty) != len(gold):
