@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from dataclean_env.deferred import Table, frame_of
+from dataclean_env.deferred import Table, derive, frame_of
 from dataclean_env.errors import (
     EnvError,
     EpisodeFinished,
@@ -61,8 +62,9 @@ class Episode:
         self.episode_id = episode_id
         self.task = task
         self.spec = task.spec
-        # The committed table; lazy operations may leave it deferred (see `table`).
-        self._table: Table = task.dirty
+        # The committed table; lazy operations may leave it deferred (see `table`). Episodes
+        # share their task's table, so an episode's own copy is made when first needed.
+        self._table: Table = derive(task.dirty, pd.DataFrame.copy)
         self.history: list[ActionRecord] = []
         self.messages: list[str] = []
         self.done = False
@@ -77,12 +79,13 @@ class Episode:
         self.blind = False  # reward_mode="hidden": the doors hide the score until done
         self._operations = available_operations(self.spec.operations)
         self._allowed = frozenset(self.spec.operations)
-        self._snapshot = Snapshot.of(task.dirty)
+        opening = opening_of(task)
+        self._snapshot = opening.snapshot
         self._window = (0, SAMPLE_ROWS)  # the rows observations sample; show_rows moves it
-        self._summary = table_summary(self._snapshot)
-        self._profiles = column_profiles(self._snapshot)
-        self._view: Any = None  # what the grader indexed of the table (see `_components`)
-        self._scores = self._components(self._snapshot)
+        self._summary = opening.summary
+        self._profiles = opening.profiles
+        self._view: Any = opening.view  # what the grader indexed (see `_components`)
+        self._scores = opening.scores
         self.reward = self._grade()
         self.last_message = "Episode started. " + self.spec.description
         self.limits = limits or default_limits()
@@ -200,10 +203,7 @@ class Episode:
     def _components(self, snapshot: Snapshot) -> dict[str, float]:
         """The grader's component scores; a grader that can reuse what it indexed of the
         table before this step (`Grader.graded`) is handed it."""
-        graded = getattr(self.task.grader, "graded", None)
-        if graded is None:
-            return self.task.grader.components(snapshot)
-        scores, self._view = graded(snapshot, self._view)
+        scores, self._view = _graded(self.task, snapshot, self._view)
         return scores
 
     def _grade(self) -> Reward:
@@ -315,6 +315,41 @@ class Episode:
             ],
             repair=self.repair(),
         )
+
+
+@dataclass(frozen=True)
+class Opening:
+    """What an episode starts from, derived from its task's dirty table alone: the same for
+    every episode of one task instance. Shared, so never changed (a step replaces these
+    objects, it does not edit them)."""
+
+    snapshot: Snapshot
+    summary: dict[str, Any]  # `table_summary` at the first rows
+    profiles: dict[str, dict[str, Any]]
+    view: Any  # what the grader indexed of the table, or None
+    scores: dict[str, float]
+
+
+def opening_of(task: Task) -> Opening:
+    """The task's opening, computed on its first episode (two threads racing for it compute
+    the same thing twice, harmlessly)."""
+    opening = task.derived.get("opening")
+    if opening is None:
+        snapshot = Snapshot.of(task.dirty)
+        scores, view = _graded(task, snapshot, None)
+        opening = Opening(
+            snapshot, table_summary(snapshot), column_profiles(snapshot), view, scores
+        )
+        task.derived["opening"] = opening
+    return opening
+
+
+def _graded(task: Task, snapshot: Snapshot, previous: Any) -> tuple[dict[str, float], Any]:
+    """The grader's scores and the view it read them from (None for a grader without one)."""
+    graded = getattr(task.grader, "graded", None)
+    if graded is None:
+        return task.grader.components(snapshot), None
+    return graded(snapshot, previous)
 
 
 def _servable(result: OpResult) -> Snapshot:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
@@ -75,6 +76,10 @@ class Task:
     # A reference plan that reaches gold (or as close as the operations allow). Never shown
     # to agents; the oracle baseline and the tests replay it.
     solution: tuple[dict[str, Any], ...] = ()
+    # What episodes derive from the dirty table before any step (`episode.opening_of`),
+    # computed once: a task never changes, and the registry hands the same Task to every
+    # reset of one instance.
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def shuffled(dirty: pd.DataFrame, seed: int | None) -> pd.DataFrame:
@@ -96,6 +101,9 @@ class TaskFamily(Protocol):
     def make(self, task_id: str, seed: int | None, split: str = "train") -> Task: ...
 
 
+MADE_TASKS = 256  # instances the registry keeps for the resets that come back to them
+
+
 class TaskRegistry:
     def __init__(self, families: Iterable[TaskFamily]):
         self._families: dict[str, TaskFamily] = {}
@@ -109,6 +117,9 @@ class TaskRegistry:
                     raise ValueError(f"task id {spec.task_id!r} defined twice")
                 self._families[spec.task_id] = family
                 self._specs[spec.task_id] = spec
+        # Every family makes the same task for the same (task_id, seed, split), so resets of
+        # one instance share one Task and what was derived from it (its opening).
+        self._made = lru_cache(maxsize=MADE_TASKS)(self._make)
 
     def task_ids(self) -> list[str]:
         return list(self._specs)
@@ -138,4 +149,7 @@ class TaskRegistry:
         """A task to start an episode from. `split` picks the seed stream of generated
         families; fixed and custom tasks have one table and ignore it."""
         self.spec(task_id)
+        return self._made(task_id, seed, split)
+
+    def _make(self, task_id: str, seed: int | None, split: str) -> Task:
         return self._families[task_id].make(task_id, seed, split)

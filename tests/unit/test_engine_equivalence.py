@@ -6,7 +6,9 @@ parsed texts are cached (`values.parse_number`). Random action sequences (half o
 task's own plan steps, so most are accepted) check every step against the slow way: the
 snapshot read afresh from the built DataFrame, then graded, summarised and profiled from
 scratch; and an episode whose tables are never built until the end against one whose
-tables are built after every step.
+tables are built after every step. Resets of one instance share its Task and the opening
+derived from it (`episode.opening_of`): no episode's steps may change what the next starts
+from.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 import math
 import random
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -181,3 +184,30 @@ def test_a_look_after_a_deferred_step_keeps_the_snapshot(registry: TaskRegistry)
     before = episode.snapshot
     episode.step(Action(operation="show_rows", parameters={"offset": 5, "limit": 3}))
     assert episode.snapshot is before
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_episodes_of_one_instance_share_its_opening_and_never_change_it(
+    registry: TaskRegistry, seed: int
+) -> None:
+    rng = random.Random(2000 + seed)
+    task_id, task_seed = task_for(registry, rng)
+    task = registry.make(task_id, task_seed)
+    assert registry.make(task_id, task_seed) is task  # the registry keeps the instance
+    pristine = task.dirty.copy()
+    first = Episode("same", task)
+    opening = first.result().model_dump_json()
+    for action in actions(rng, first):
+        step(first, action)
+        first.table  # noqa: B018  (built: pandas operations run on the episode's copy)
+        if first.done:
+            break
+    # The task's table and the opening the next episode gets are as they were, and equal
+    # those of a task that shares nothing with the episode that ran.
+    assert task.dirty.equals(pristine)
+    assert task.dirty.dtypes.to_dict() == pristine.dtypes.to_dict()
+    again = Episode("same", task)
+    unshared = Episode("same", replace(task, dirty=pristine, derived={}))
+    assert again.result().model_dump_json() == opening
+    assert unshared.result().model_dump_json() == opening
+    assert typed(again.snapshot) == typed(Snapshot.of(pristine))

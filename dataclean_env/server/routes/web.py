@@ -25,12 +25,11 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, HTMLResponse
 
 from dataclean_env.agents.heuristic import HeuristicAgent
-from dataclean_env.episode import Episode
+from dataclean_env.episode import Episode, opening_of
 from dataclean_env.errors import EpisodeFinished, InvalidAction, ViewRefused
 from dataclean_env.server.deps import get_registry, get_store
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.settings import PACKAGE_DIR, PROJECT_ROOT
-from dataclean_env.snapshot import Snapshot
 from dataclean_env.table_view import MAX_PAGE, table_page
 from dataclean_env.tasks import TaskRegistry
 from dataclean_env.tasks.generated import FAMILIES, predicted_difficulty
@@ -101,26 +100,15 @@ def is_blind(episode: Episode) -> bool:
 
 
 class PageState:
-    """What the page's helpers keep per live episode: its dirty table read out once, and its
-    heuristic agent. Weak maps keyed by the Episode object, so an entry lives exactly as
-    long as its episode does in the bounded store (a reset with the same id is a new
-    Episode, hence a fresh agent)."""
+    """What the page's helpers keep per live episode: its heuristic agent. A weak map keyed
+    by the Episode object, so an entry lives exactly as long as its episode does in the
+    bounded store (a reset with the same id is a new Episode, hence a fresh agent)."""
 
     def __init__(self) -> None:
-        self.dirty: weakref.WeakKeyDictionary[Episode, Snapshot] = weakref.WeakKeyDictionary()
         self.agents: weakref.WeakKeyDictionary[Episode, HeuristicAgent] = (
             weakref.WeakKeyDictionary()
         )
-        self.lock = threading.Lock()  # the maps are touched from the thread pool
-
-    def dirty_snapshot(self, episode: Episode) -> Snapshot:
-        with self.lock:
-            snapshot = self.dirty.get(episode)
-        if snapshot is None:
-            snapshot = Snapshot.of(episode.task.dirty)
-            with self.lock:
-                self.dirty[episode] = snapshot
-        return snapshot
+        self.lock = threading.Lock()  # the map is touched from the thread pool
 
     def agent(self, episode: Episode) -> HeuristicAgent:
         with self.lock:
@@ -146,7 +134,6 @@ def _key(episode: Episode) -> str | None:
 async def episode_table(
     episode_id: str,
     store: Store,
-    cache: Page,
     offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
 ) -> dict[str, Any]:
@@ -163,7 +150,7 @@ async def episode_table(
         )
 
     def work() -> dict[str, Any]:
-        dirty = cache.dirty_snapshot(episode)
+        dirty = opening_of(episode.task).snapshot
         with episode.lock:
             current, step, done = episode.snapshot, episode.step_count, episode.done
         page = table_page(current, dirty, _key(episode), offset, limit)
