@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -40,6 +40,7 @@ from dataclean_env.schemas import (
 )
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import Task
+from dataclean_env.transitions import TRANSITIONS, Transition
 from dataclean_env.values import Kind
 
 log = logging.getLogger(__name__)
@@ -84,12 +85,13 @@ class Episode:
         self._window = (0, SAMPLE_ROWS)  # the rows observations sample; show_rows moves it
         self._summary = opening.summary
         self._profiles = opening.profiles
-        self._view: Any = opening.view  # what the grader indexed (see `_components`)
+        self._view: Any = opening.view  # what the grader indexed of the table
         self._scores = opening.scores
         self.reward = self._grade()
         self.last_message = "Episode started. " + self.spec.description
         self.limits = limits or default_limits()
-        self._budget = TableBudget(self.limits, self._snapshot)
+        shared = opening.budget.limits == self.limits  # then steps share their budgets too
+        self._budget = opening.budget if shared else TableBudget(self.limits, self._snapshot)
 
     # ── stepping ──────────────────────────────────────────────────────────
     def step(self, action: Action) -> StepResult:
@@ -119,16 +121,48 @@ class Episode:
                 f"operation {op.name!r} is not available in task {self.spec.task_id!r}; "
                 f"available: {', '.join(self._operations)}"
             )
+        parameters = params.model_dump(exclude_none=True)
+        history = tuple(record.operation for record in self.history)
+        key = (id(self._snapshot), op.name, check_parameters(parameters, self.limits), history)
+        known = TRANSITIONS.get(self.task, self._snapshot, key)
+        step = known if known is not None else self._transition(op, params, history)
+        if step.budget_before is self._budget:  # the same budget admitted it before
+            budget = step.budget_after
+        elif step.after is self._snapshot:
+            budget = self._budget
+        else:
+            budget = self._budget.admit(step.after)
+
+        # ── commit, all or nothing: a step commits only if its result can be served ──
+        saved = self._committed()
+        try:
+            served = self._commit(op, parameters, step)
+            served.json_bytes()  # the answer every door sends must be serialisable (kept)
+        except Exception as exc:
+            self._restore(saved)
+            if isinstance(exc, EnvError):
+                raise
+            log.exception("step %s failed after the operation ran; rolled back", op.name)
+            raise ServerFault(f"{op.name} could not be applied; nothing changed") from exc
+        if known is None:
+            TRANSITIONS.remember(
+                key, replace(step, budget_before=self._budget, budget_after=budget)
+            )
+        self._budget = budget
+        return served
+
+    def _transition(self, op: Any, params: Any, history: tuple[str, ...]) -> Transition:
+        """Apply the operation to the committed table, and read out, profile and grade the
+        table it gives; the episode itself is left as it is."""
+        before = self._snapshot
         context = OpContext(
             self.spec.target_schema,
-            self._snapshot,
+            before,
             protected_columns=self.spec.protected_columns,
             allowed_operations=self._allowed,
-            history=tuple(record.operation for record in self.history),
+            history=history,
             deadline=self.limits.deadline(),
         )
-        parameters = params.model_dump(exclude_none=True)
-        check_parameters(parameters, self.limits)
         try:
             # A lazy operation reads the snapshot only: it gets the table as it is, unbuilt.
             given = self._table if op.lazy else self.table
@@ -140,40 +174,32 @@ class Episode:
             raise ServerFault(f"{op.name} could not be applied: {exc}") from exc
         # An operation that hands back the table it was given changed nothing (`self.table`
         # may have just built a deferred `_table`: compare with what the operation got).
-        unchanged = result.output is given or result.output is self._table
-        snapshot = self._snapshot if unchanged else _servable(result)
-        budget = self._budget if snapshot is self._snapshot else self._budget.admit(snapshot)
-
-        # ── commit, all or nothing: a step commits only if its result can be served ──
-        saved = self._committed()
+        if result.output is given or result.output is self._table:
+            unchanged = (before, self._profiles, self._scores, self._view)
+            return Transition(self.task, before, result, *unchanged, None, None)
+        after = _servable(result)
         try:
-            served = self._commit(op, parameters, result, snapshot)
-            served.json_bytes()  # the answer every door sends must be serialisable (kept)
+            profiles = column_profiles(after, (before, self._profiles))
+            scores, view = _graded(self.task, after, self._view)
         except Exception as exc:
-            self._restore(saved)
-            if isinstance(exc, EnvError):
-                raise
-            log.exception("step %s failed after the operation ran; rolled back", op.name)
+            log.exception("step %s failed after the operation ran", op.name)
             raise ServerFault(f"{op.name} could not be applied; nothing changed") from exc
-        self._budget = budget
-        return served
+        return Transition(self.task, before, result, after, profiles, scores, view, None, None)
 
     # ── the commit: all or nothing (see step) ──────────────────────────────
-    def _commit(
-        self, op: Any, parameters: dict[str, Any], result: OpResult, snapshot: Snapshot
-    ) -> StepResult:
+    def _commit(self, op: Any, parameters: dict[str, Any], step: Transition) -> StepResult:
+        result = step.result
         record = ActionRecord(op.name, parameters, op.rank, op.repeatable)
         self.history.append(record)
         self.messages.append(result.message)
-        changed = snapshot is not self._snapshot
-        if changed:  # the table changed: grade and profile it again
-            self._profiles = column_profiles(snapshot, (self._snapshot, self._profiles))
-            self._table, self._snapshot = result.output, snapshot
-            self._scores = self._components(snapshot)
+        changed = step.after is not self._snapshot
+        if changed:  # the table changed: its profiles and grading come with the step
+            self._table, self._snapshot = result.output, step.after
+            self._profiles, self._scores, self._view = step.profiles, step.scores, step.view
         if result.view is not None:
             self._window = result.view
         if changed or result.view is not None:
-            self._summary = table_summary(snapshot, self._window)
+            self._summary = table_summary(step.after, self._window)
         if op.ends_episode:
             self.done, self.end_reason = True, "finished"
         elif len(self.history) >= self.spec.max_steps:
@@ -199,12 +225,6 @@ class Episode:
         for name, value in zip(self._COMMITTED, state, strict=True):
             setattr(self, name, value)
         del self.history[n_history:], self.messages[n_messages:]
-
-    def _components(self, snapshot: Snapshot) -> dict[str, float]:
-        """The grader's component scores; a grader that can reuse what it indexed of the
-        table before this step (`Grader.graded`) is handed it."""
-        scores, self._view = _graded(self.task, snapshot, self._view)
-        return scores
 
     def _grade(self) -> Reward:
         """The reward object (4 places, as the contract says); `score` keeps full precision,
@@ -328,6 +348,7 @@ class Opening:
     profiles: dict[str, dict[str, Any]]
     view: Any  # what the grader indexed of the table, or None
     scores: dict[str, float]
+    budget: TableBudget  # under the default limits
 
 
 def opening_of(task: Task) -> Opening:
@@ -337,15 +358,16 @@ def opening_of(task: Task) -> Opening:
     if opening is None:
         snapshot = Snapshot.of(task.dirty)
         scores, view = _graded(task, snapshot, None)
-        opening = Opening(
-            snapshot, table_summary(snapshot), column_profiles(snapshot), view, scores
-        )
+        summary, profiles = table_summary(snapshot), column_profiles(snapshot)
+        budget = TableBudget(default_limits(), snapshot)
+        opening = Opening(snapshot, summary, profiles, view, scores, budget)
         task.derived["opening"] = opening
     return opening
 
 
 def _graded(task: Task, snapshot: Snapshot, previous: Any) -> tuple[dict[str, float], Any]:
-    """The grader's scores and the view it read them from (None for a grader without one)."""
+    """The grader's scores and the view it read them from (None for a grader without one);
+    a grader that can reuse what it indexed of the table before (`Grader.graded`) gets it."""
     graded = getattr(task.grader, "graded", None)
     if graded is None:
         return task.grader.components(snapshot), None

@@ -56,16 +56,19 @@ def raise_time_limit() -> None:
     )
 
 
-def check_parameters(parameters: dict[str, Any], limits: EngineLimits) -> None:
-    """An action's parameters are kept in the history: bound their size, refuse bad text."""
+def check_parameters(parameters: dict[str, Any], limits: EngineLimits) -> str:
+    """An action's parameters are kept in the history: bound their size, refuse bad text.
+    Gives their JSON text."""
+    text = json.dumps(parameters, ensure_ascii=False)
     try:
-        size = len(json.dumps(parameters, ensure_ascii=False).encode("utf-8"))
+        size = len(text.encode("utf-8"))
     except UnicodeEncodeError:
         raise InvalidText("the parameters hold text that is not valid Unicode") from None
     if size > limits.max_action_bytes:
         raise TooLarge(
             f"the parameters take {size} bytes as JSON; at most {limits.max_action_bytes}"
         )
+    return text
 
 
 def _text_chars(values: list[Any]) -> tuple[int, int]:

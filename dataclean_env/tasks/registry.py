@@ -78,8 +78,8 @@ class Task:
     solution: tuple[dict[str, Any], ...] = ()
     # What episodes derive from the dirty table before any step (`episode.opening_of`),
     # computed once: a task never changes, and the registry hands the same Task to every
-    # reset of one instance.
-    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # reset of one instance. Not an init field: `dataclasses.replace` starts a new one.
+    derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
 
 def shuffled(dirty: pd.DataFrame, seed: int | None) -> pd.DataFrame:

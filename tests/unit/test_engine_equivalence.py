@@ -207,7 +207,7 @@ def test_episodes_of_one_instance_share_its_opening_and_never_change_it(
     assert task.dirty.equals(pristine)
     assert task.dirty.dtypes.to_dict() == pristine.dtypes.to_dict()
     again = Episode("same", task)
-    unshared = Episode("same", replace(task, dirty=pristine, derived={}))
+    unshared = Episode("same", replace(task, dirty=pristine))
     assert again.result().model_dump_json() == opening
     assert unshared.result().model_dump_json() == opening
     assert typed(again.snapshot) == typed(Snapshot.of(pristine))
