@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -126,11 +126,9 @@ class Episode:
         key = (id(self._snapshot), op.name, check_parameters(parameters, self.limits), history)
         known = TRANSITIONS.get(self.task, self._snapshot, key)
         step = known if known is not None else self._transition(op, params, history)
-        if step.budget_before is self._budget:  # the same budget admitted it before
+        if step.budget_before is self._budget:  # this budget admitted the table before
             budget = step.budget_after
-        elif step.after is self._snapshot:
-            budget = self._budget
-        else:
+        else:  # a step another episode took, under other limits
             budget = self._budget.admit(step.after)
 
         # ── commit, all or nothing: a step commits only if its result can be served ──
@@ -145,15 +143,13 @@ class Episode:
             log.exception("step %s failed after the operation ran; rolled back", op.name)
             raise ServerFault(f"{op.name} could not be applied; nothing changed") from exc
         if known is None:
-            TRANSITIONS.remember(
-                key, replace(step, budget_before=self._budget, budget_after=budget)
-            )
+            TRANSITIONS.remember(key, step)
         self._budget = budget
         return served
 
     def _transition(self, op: Any, params: Any, history: tuple[str, ...]) -> Transition:
-        """Apply the operation to the committed table, and read out, profile and grade the
-        table it gives; the episode itself is left as it is."""
+        """Apply the operation to the committed table, and read out, admit (TooLarge),
+        profile and grade the table it gives; the episode itself is left as it is."""
         before = self._snapshot
         context = OpContext(
             self.spec.target_schema,
@@ -176,15 +172,18 @@ class Episode:
         # may have just built a deferred `_table`: compare with what the operation got).
         if result.output is given or result.output is self._table:
             unchanged = (before, self._profiles, self._scores, self._view)
-            return Transition(self.task, before, result, *unchanged, None, None)
+            return Transition(self.task, before, result, *unchanged, self._budget, self._budget)
         after = _servable(result)
+        budget = self._budget.admit(after)
         try:
             profiles = column_profiles(after, (before, self._profiles))
             scores, view = _graded(self.task, after, self._view)
         except Exception as exc:
             log.exception("step %s failed after the operation ran", op.name)
             raise ServerFault(f"{op.name} could not be applied; nothing changed") from exc
-        return Transition(self.task, before, result, after, profiles, scores, view, None, None)
+        return Transition(
+            self.task, before, result, after, profiles, scores, view, self._budget, budget
+        )
 
     # ── the commit: all or nothing (see step) ──────────────────────────────
     def _commit(self, op: Any, parameters: dict[str, Any], step: Transition) -> StepResult:
