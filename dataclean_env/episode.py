@@ -124,7 +124,9 @@ class Episode:
         parameters = params.model_dump(exclude_none=True)
         history = tuple(record.operation for record in self.history)
         key = (id(self._snapshot), op.name, check_parameters(parameters, self.limits), history)
-        known = TRANSITIONS.get(self.task, self._snapshot, key)
+        # A blind (leaderboard) episode neither takes steps over nor leaves its own: what
+        # one competitor does must not show, even in another's step times.
+        known = None if self.blind else TRANSITIONS.get(self.task, self._snapshot, key)
         step = known if known is not None else self._transition(op, params, history)
         if step.budget_before is self._budget:  # this budget admitted the table before
             budget = step.budget_after
@@ -142,7 +144,7 @@ class Episode:
                 raise
             log.exception("step %s failed after the operation ran; rolled back", op.name)
             raise ServerFault(f"{op.name} could not be applied; nothing changed") from exc
-        if known is None:
+        if known is None and not self.blind:
             TRANSITIONS.remember(key, step)
         self._budget = budget
         return served

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from dataclean_env.operations import OpResult
 from dataclean_env.snapshot import Snapshot
@@ -34,8 +33,7 @@ MAX_CELLS = 2_000_000  # all remembered tables together (their snapshots' cells)
 Key = tuple[int, str, str, tuple[str, ...]]
 
 
-@dataclass(frozen=True)
-class Transition:
+class Transition(NamedTuple):  # a tuple: made on every step, and cheaper than a dataclass
     task: Any  # the Task whose episode took the step (its grader graded `after`)
     before: Snapshot  # held, so that its id in the key names no other snapshot
     result: OpResult

@@ -82,6 +82,24 @@ def test_a_remembered_step_still_needs_its_phase(registry: TaskRegistry) -> None
         fresh.step(identify)
 
 
+def test_blind_episodes_neither_take_steps_over_nor_leave_them(registry: TaskRegistry) -> None:
+    task = registry.make("hard_full_pipeline", 7)
+    dedup = Action(operation="remove_duplicates", parameters={})
+    blind = Episode("blind", task)
+    blind.blind = True
+    blind.step(dedup)
+    seeing = Episode("seeing", task)
+    seeing.step(dedup)
+    assert seeing.snapshot is not blind.snapshot  # computed again: nothing was left
+    late = Episode("late", task)
+    late.blind = True
+    late.step(dedup)
+    assert late.snapshot is not seeing.snapshot  # computed again: nothing taken over
+    again = Episode("again", task)
+    again.step(dedup)
+    assert again.snapshot is seeing.snapshot  # while episodes that see their score share
+
+
 def _transition(rows: int, columns: int = 1) -> tuple[Snapshot, Transition]:
     table = pd.DataFrame({f"c{i}": range(rows) for i in range(columns)})
     before, after = Snapshot.of(table), Snapshot.of(table)
