@@ -83,13 +83,13 @@ class Task:
 
 
 def shuffled(dirty: pd.DataFrame, seed: int | None) -> pd.DataFrame:
-    """The dirty table an episode starts from: a copy, rows shuffled when a seed is given.
-    Graders align rows by key, so the shuffle changes what the agent sees, not the score."""
-    table = dirty.copy()
+    """The dirty table an episode starts from: rows shuffled when a seed is given (a new
+    table), else the table itself (an episode never changes its task's table). Graders align
+    rows by key, so the shuffle changes what the agent sees, not the score."""
     if seed is None:
-        return table
-    order = np.random.default_rng(seed).permutation(len(table))
-    return table.iloc[order].reset_index(drop=True)
+        return dirty
+    order = np.random.default_rng(seed).permutation(len(dirty))
+    return dirty.iloc[order].reset_index(drop=True)
 
 
 class TaskFamily(Protocol):
