@@ -195,7 +195,9 @@ def scaling(sizes: list[int]) -> dict[int, dict[str, float]]:
     return results
 
 
-def memory_per_episode(count: int) -> float:
+def memory_per_episode(count: int, seeded: bool = True) -> float:
+    """Python heap per live episode over the four tasks: each a new instance (a seed of its
+    own), or (`seeded=False`) all of one instance per task, sharing its opening."""
     registry = default_registry()
     gc.collect()
     tracemalloc.start()
@@ -203,7 +205,7 @@ def memory_per_episode(count: int) -> float:
     held = []
     for i in range(count):
         task_id = list(PLANS)[i % len(PLANS)]
-        held.append(Episode(f"m{i}", registry.make(task_id, i)))
+        held.append(Episode(f"m{i}", registry.make(task_id, i if seeded else None)))
     gc.collect()
     after = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
@@ -608,6 +610,7 @@ def main() -> int:
     engine_results = engine(repeats) if "engine" in only else {}
     scale_results = scaling(sizes) if "scaling" in only else {}
     memory = memory_per_episode(1000) if "memory" in only else 0.0
+    memory_shared = memory_per_episode(1000, seeded=False) if "memory" in only else 0.0
 
     baseline = args.cleanify is not None and (args.cleanify / "main.py").exists()
     # Servers compared with each other are measured in alternation, round after round, and
@@ -830,7 +833,9 @@ def main() -> int:
             "## Memory",
             "",
             f"Python heap per live episode (tracemalloc, 1000 episodes over the four tasks): "
-            f"**{memory / 1024:.1f} KiB**.",
+            f"**{memory / 1024:.1f} KiB** when each is a new instance (a seed of its own), "
+            f"**{memory_shared / 1024:.1f} KiB** when they are of one instance per task and "
+            "share its opening.",
         ]
     lines += [
         "",
