@@ -53,7 +53,9 @@ def check_task(
     checks: dict[str, bool] = {}
     try:
         episode = start_episode(registry, task_id, seed, split, f"check-{task_id}")
-        twin = start_episode(registry, task_id, seed, split, f"check-{task_id}-twin")
+        # The twin's task is made anew by its family, not handed over by the registry, so
+        # a family that does not reproduce its instances (or its steps) fails below.
+        twin = Episode(f"check-{task_id}-twin", registry.make(task_id, seed, split, shared=False))
         first = episode.result()
         checks["reset_observation"] = (
             first.observation.step == 0

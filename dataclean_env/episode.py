@@ -7,6 +7,7 @@ was. Callers serialise steps on one episode with `episode.lock`.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import threading
@@ -15,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.deferred import Table, derive, frame_of
+from dataclean_env.deferred import Table, frame_of
 from dataclean_env.errors import (
     EnvError,
     EpisodeFinished,
@@ -40,7 +41,7 @@ from dataclean_env.schemas import (
 )
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import Task
-from dataclean_env.transitions import TRANSITIONS, Transition
+from dataclean_env.transitions import MAX_TABLE_CELLS, TRANSITIONS, Transition
 from dataclean_env.values import Kind
 
 log = logging.getLogger(__name__)
@@ -63,9 +64,10 @@ class Episode:
         self.episode_id = episode_id
         self.task = task
         self.spec = task.spec
-        # The committed table; lazy operations may leave it deferred (see `table`). Episodes
-        # share their task's table, so an episode's own copy is made when first needed.
-        self._table: Table = derive(task.dirty, pd.DataFrame.copy)
+        # The committed table; lazy operations may leave it deferred (see `table`). It starts
+        # as the task's own table, shared with the task's other episodes: no operation
+        # changes the table it is given, a step replaces it.
+        self._table: Table = task.dirty
         self.history: list[ActionRecord] = []
         self.messages: list[str] = []
         self.done = False
@@ -82,6 +84,9 @@ class Episode:
         self._allowed = frozenset(self.spec.operations)
         opening = opening_of(task)
         self._snapshot = opening.snapshot
+        # Steps from a small table are shared with the other episodes of its task
+        # (`dataclean_env/transitions.py`); a large one would hold too much memory.
+        self._shares = opening.snapshot.n_rows * len(opening.snapshot.columns) <= MAX_TABLE_CELLS
         self._window = (0, SAMPLE_ROWS)  # the rows observations sample; show_rows moves it
         self._summary = opening.summary
         self._profiles = opening.profiles
@@ -123,10 +128,13 @@ class Episode:
             )
         parameters = params.model_dump(exclude_none=True)
         history = tuple(record.operation for record in self.history)
-        key = (id(self._snapshot), op.name, check_parameters(parameters, self.limits), history)
-        # A blind (leaderboard) episode neither takes steps over nor leaves its own: what
-        # one competitor does must not show, even in another's step times.
-        known = None if self.blind else TRANSITIONS.get(self.task, self._snapshot, key)
+        text = check_parameters(parameters, self.limits)
+        # Only phased tasks' operations read the history. Parameters that JSON would not
+        # give back as they are (a tuple, a number as a key: in-process callers only) are
+        # not the parameters another episode's same text stood for.
+        key = (id(self._snapshot), op.name, text, history if self.spec.phases else ())
+        shared = self._shares and json.loads(text) == parameters
+        known = TRANSITIONS.get(self.task, self._snapshot, key) if shared else None
         step = known if known is not None else self._transition(op, params, history)
         if step.budget_before is self._budget:  # this budget admitted the table before
             budget = step.budget_after
@@ -144,7 +152,7 @@ class Episode:
                 raise
             log.exception("step %s failed after the operation ran; rolled back", op.name)
             raise ServerFault(f"{op.name} could not be applied; nothing changed") from exc
-        if known is None and not self.blind:
+        if shared and known is None and step.after is not step.before:
             TRANSITIONS.remember(key, step)
         self._budget = budget
         return served

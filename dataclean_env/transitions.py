@@ -2,19 +2,19 @@
 
 The episodes of one task instance start from one shared opening (`episode.opening_of`), and
 an operation's result depends only on the table it is applied to, its parameters, the task
-and the operations before it. So when an episode applies an action another episode already
-applied to the very same committed table (the rollouts of a GRPO group, the runs of one
-leaderboard seed, an agent replayed), it takes that step's result instead of computing it
-again: the new table and its snapshot, profiles and grading. The answer is the same bytes
-either way (`tests/unit/test_engine_equivalence.py`): an operation never changes the table
-it is given, and a step replaces an episode's table rather than editing it, so tables and
-snapshots are values that episodes can share.
+and (on phased tasks) the operations before it. So when an episode applies an action another
+episode already applied to the very same committed table (the rollouts of a GRPO group, an
+agent replayed, a benchmark's repeated plan), it takes that step's result instead of
+computing it again: the new table and its snapshot, profiles and grading. The answer is the
+same bytes either way (`tests/unit/test_transitions.py`): an operation never changes the
+table it is given, and a step replaces an episode's table rather than editing it, so tables
+and snapshots are values that episodes can share.
 
 Keys hold the table's snapshot object itself (not a copy of its contents): looking a step
 up costs a dict lookup, and a snapshot is only ever reached by taking the same steps from
-the same opening. Entries are kept least-recently-used first out, bounded by the cells of
-the tables they hold, and only for tables small enough that recomputing costs more than
-remembering.
+the same opening. Only steps that changed a small table are remembered (`Episode` decides),
+and the memory is bounded by weight (the cells of the tables an entry holds, plus its
+parameters' text) and by entries, least recently used out first.
 """
 
 from __future__ import annotations
@@ -26,10 +26,12 @@ from typing import Any, NamedTuple
 from dataclean_env.operations import OpResult
 from dataclean_env.snapshot import Snapshot
 
-MAX_TABLE_CELLS = 20_000  # larger tables: their steps are not remembered
-MAX_CELLS = 2_000_000  # all remembered tables together (their snapshots' cells)
+MAX_TABLE_CELLS = 20_000  # episodes whose opening is larger remember nothing
+MAX_WEIGHT = 2_000_000  # all entries together: cells held, plus parameter text / 8
+MAX_ENTRIES = 65_536
 
-# (id of the snapshot before, operation, parameters as JSON, operations before it)
+# (id of the snapshot before, operation, parameters as JSON, operations before it on a
+# phased task, else ())
 Key = tuple[int, str, str, tuple[str, ...]]
 
 
@@ -41,50 +43,60 @@ class Transition(NamedTuple):  # a tuple: made on every step, and cheaper than a
     profiles: dict[str, dict[str, Any]]  # of `after`
     scores: dict[str, float]
     view: Any  # what the grader indexed of `after`
-    budget_before: Any  # the TableBudget that admitted `after`, and what it gave
+    budget_before: Any  # the TableBudget that admitted `after`, and the one that gave
     budget_after: Any
 
-    @property
-    def cells(self) -> int:
-        return self.after.n_rows * len(self.after.columns)
+
+def _cells(snapshot: Snapshot) -> int:
+    return snapshot.n_rows * len(snapshot.columns)
+
+
+def weight(key: Key, step: Transition) -> int:
+    """What an entry costs the memory: at least 1, however empty its tables."""
+    return 1 + _cells(step.before) + _cells(step.after) + len(key[2]) // 8
 
 
 class Transitions:
-    def __init__(self, max_cells: int = MAX_CELLS):
-        self.max_cells = max_cells
-        self._entries: OrderedDict[Key, Transition] = OrderedDict()
-        self._cells = 0
+    def __init__(self, max_weight: int = MAX_WEIGHT, max_entries: int = MAX_ENTRIES):
+        self.max_weight, self.max_entries = max_weight, max_entries
+        self._entries: OrderedDict[Key, tuple[Transition, int]] = OrderedDict()
+        self._weight = 0
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._entries)
 
+    @property
+    def weight(self) -> int:
+        return self._weight
+
     def get(self, task: Any, before: Snapshot, key: Key) -> Transition | None:
         """The step of `key`, if an episode of `task` took it from the table `before`."""
         with self._lock:
             found = self._entries.get(key)
-            if found is None or found.before is not before or found.task is not task:
+            if found is None or found[0].before is not before or found[0].task is not task:
                 return None
             self._entries.move_to_end(key)
-            return found
+            return found[0]
 
-    def remember(self, key: Key, transition: Transition) -> None:
-        if transition.cells > MAX_TABLE_CELLS:
+    def remember(self, key: Key, step: Transition) -> None:
+        cost = weight(key, step)
+        if cost > self.max_weight:
             return
         with self._lock:
             previous = self._entries.pop(key, None)
             if previous is not None:
-                self._cells -= previous.cells
-            self._entries[key] = transition
-            self._cells += transition.cells
-            while self._cells > self.max_cells:
-                _, dropped = self._entries.popitem(last=False)
-                self._cells -= dropped.cells
+                self._weight -= previous[1]
+            self._entries[key] = (step, cost)
+            self._weight += cost
+            while self._weight > self.max_weight or len(self._entries) > self.max_entries:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self._weight -= dropped
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
-            self._cells = 0
+            self._weight = 0
 
 
 TRANSITIONS = Transitions()  # one per process: keys name snapshots, which name their task

@@ -5,7 +5,8 @@ table; prints a markdown section (top functions by own time, grouped by module).
     uv run python scripts/profile_engine.py --rows 20000
     uv run python scripts/profile_engine.py --rows 0 --by-operation   # small tables only
 
-Used for the before/after profiles in docs/PROFILE.md.
+Used for the before/after profiles in docs/PROFILE.md. Every episode is on an unshared copy
+of its task, so every step is computed (none is taken over from an earlier episode).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from benchmark import PLANS, tiled_task  # noqa: E402
+from benchmark import PLANS, tiled_task, unshared  # noqa: E402
 
 from dataclean_env.episode import Episode  # noqa: E402
 from dataclean_env.schemas import Action  # noqa: E402
@@ -74,7 +75,7 @@ def profile_fixed(episodes: int) -> tuple[cProfile.Profile, int]:
     steps = 0
     for _ in range(episodes):
         for task_id, plan in PLANS.items():
-            episode = Episode("profile", registry.make(task_id, None))
+            episode = Episode("profile", unshared(registry.make(task_id, None)))
             for action in [Action(**a) for a in plan]:
                 profile.enable()
                 episode.step(action)
@@ -91,7 +92,7 @@ def by_operation(episodes: int) -> list[str]:
     cpu: dict[str, list[float]] = defaultdict(list)
     for _ in range(episodes):
         for task_id, plan in PLANS.items():
-            episode = Episode("profile", registry.make(task_id, None))
+            episode = Episode("profile", unshared(registry.make(task_id, None)))
             for action in [Action(**a) for a in plan]:
                 start, start_cpu = time.perf_counter(), time.thread_time()
                 episode.step(action)

@@ -6,7 +6,8 @@ import pytest
 
 from dataclean_env.checker import check_registry, check_task
 from dataclean_env.settings import Settings
-from dataclean_env.tasks import registry_for
+from dataclean_env.tasks import TaskRegistry, registry_for
+from dataclean_env.tasks.fixed import FixedFamily
 from tests.support import ALL_TASK_IDS, EXAMPLES, GENERATED_IDS
 
 CHECKS = {
@@ -73,7 +74,7 @@ def test_a_task_that_is_not_reproducible_fails_the_determinism_check(registry) -
         def spec(self, task_id):
             return registry.spec(task_id)
 
-        def make(self, task_id, seed=None, split="train"):
+        def make(self, task_id, seed=None, split="train", shared=True):
             self.calls += 1
             return registry.make(task_id, self.calls, split)
 
@@ -84,3 +85,26 @@ def test_a_task_that_is_not_reproducible_fails_the_determinism_check(registry) -
     assert report["status"] == "failed"
     assert report["checks"]["reset_deterministic"] is False
     assert report["checks"]["refusal_changes_nothing"] is True
+
+
+def test_a_family_that_does_not_reproduce_fails_behind_the_registry() -> None:
+    """The registry keeps the tasks it made; the checker's twin is made anew by the family,
+    so a family whose instances differ from make to make is still caught."""
+    fixed = FixedFamily(Settings().datasets_dir)
+
+    class Reshuffling:
+        name, instantiate = "fixed", "each make shuffles anew"
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def specs(self):
+            return fixed.specs()
+
+        def make(self, task_id, seed, split="train"):
+            self.calls += 1
+            return fixed.make(task_id, self.calls, split)
+
+    report = check_task(TaskRegistry([Reshuffling()]), "hard_full_pipeline")
+    assert report["status"] == "failed"
+    assert report["checks"]["reset_deterministic"] is False

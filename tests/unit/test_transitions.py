@@ -21,7 +21,7 @@ from dataclean_env.operations import OpResult
 from dataclean_env.schemas import Action
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import TaskRegistry
-from dataclean_env.transitions import MAX_TABLE_CELLS, Transition, Transitions
+from dataclean_env.transitions import MAX_TABLE_CELLS, TRANSITIONS, Transition, Transitions
 from tests.unit.test_engine_equivalence import actions, step, task_for
 
 CLAIMS = ["error_detection", "standardisation", "audit_pipeline"]
@@ -82,22 +82,46 @@ def test_a_remembered_step_still_needs_its_phase(registry: TaskRegistry) -> None
         fresh.step(identify)
 
 
-def test_blind_episodes_neither_take_steps_over_nor_leave_them(registry: TaskRegistry) -> None:
+def test_only_steps_that_change_a_small_table_are_shared(registry: TaskRegistry) -> None:
     task = registry.make("hard_full_pipeline", 7)
+    check = Action(operation="validate_schema", parameters={})
     dedup = Action(operation="remove_duplicates", parameters={})
-    blind = Episode("blind", task)
-    blind.blind = True
-    blind.step(dedup)
-    seeing = Episode("seeing", task)
-    seeing.step(dedup)
-    assert seeing.snapshot is not blind.snapshot  # computed again: nothing was left
-    late = Episode("late", task)
-    late.blind = True
-    late.step(dedup)
-    assert late.snapshot is not seeing.snapshot  # computed again: nothing taken over
-    again = Episode("again", task)
-    again.step(dedup)
-    assert again.snapshot is seeing.snapshot  # while episodes that see their score share
+    first, second = Episode("first", task), Episode("second", task)
+    first.step(check)  # changes nothing: not worth remembering
+    assert len(TRANSITIONS) == 0
+    first.step(dedup)
+    second.step(dedup)  # the history differs (no check first): not read on unphased tasks
+    assert second.snapshot is first.snapshot
+    assert len(TRANSITIONS) == 1
+
+    big = pd.DataFrame(
+        {"id": range(MAX_TABLE_CELLS // 2 + 1), "x": ["a"] * (MAX_TABLE_CELLS // 2 + 1)}
+    )
+    large = replace(task, dirty=big)
+    Episode("large", large).step(
+        Action(operation="remove_duplicates", parameters={"subset": ["x"]})
+    )
+    assert len(TRANSITIONS) == 1  # a large opening: its steps are not kept
+
+
+def test_parameters_json_would_not_give_back_are_not_shared(registry: TaskRegistry) -> None:
+    """A tuple inside an Any-typed parameter reads as a list in JSON: the operation may
+    refuse one and take the other, so neither takes the other's step over."""
+    task = registry.make("crm", 0)
+
+    def tokens(columns: object) -> dict[str, object]:
+        inner = {
+            "operation": "replace_missing",
+            "parameters": {"columns": columns, "tokens": ["?"]},
+        }
+        return {"operation": "program", "parameters": {"operations": [inner]}}
+
+    listed, tupled = Episode("same", task), Episode("same", task)
+    assert '"error"' not in step(listed, tokens(["segment"]))  # accepted,
+    assert len(TRANSITIONS) == 1  # and remembered
+    answer = step(tupled, tokens(("segment",)))  # the same JSON text
+    assert '"INVALID_PARAMETERS"' in answer  # refused, as it is when computed:
+    assert answer == step(Episode("same", replace(task)), tokens(("segment",)))
 
 
 def _transition(rows: int, columns: int = 1) -> tuple[Snapshot, Transition]:
@@ -107,18 +131,22 @@ def _transition(rows: int, columns: int = 1) -> tuple[Snapshot, Transition]:
     return before, Transition(None, before, result, after, {}, {}, None, None, None)
 
 
-def test_what_is_remembered_is_bounded_by_cells() -> None:
-    memory = Transitions(max_cells=1_000)
-    steps = [_transition(300) for _ in range(5)]
+def test_what_is_remembered_is_bounded_by_weight_and_entries() -> None:
+    memory = Transitions(max_weight=2_000, max_entries=100)
+    steps = [_transition(300) for _ in range(5)]  # each weighs 1 + 300 + 300 + 0
     for n, (before, transition) in enumerate(steps):
         memory.remember((id(before), "op", str(n), ()), transition)
-    assert len(memory) == 3  # 900 cells: the two oldest went
+    assert (len(memory), memory.weight) == (3, 1803)  # the two oldest went
     assert memory.get(None, steps[0][0], (id(steps[0][0]), "op", "0", ())) is None
     newest = steps[4][0]
     assert memory.get(None, newest, (id(newest), "op", "4", ())) is steps[4][1]
     assert memory.get("another task", newest, (id(newest), "op", "4", ())) is None
 
-    large, transition = _transition(MAX_TABLE_CELLS // 2 + 1, columns=2)
-    memory.remember((id(large), "op", "large", ()), transition)  # too large to remember
-    assert memory.get(None, large, (id(large), "op", "large", ())) is None
-    assert len(memory) == 3
+    empty = Transitions(max_weight=10**9, max_entries=100)
+    before, transition = _transition(0)  # an empty table still weighs 1
+    for n in range(150):
+        empty.remember((id(before), "op", str(n), ()), transition)
+    assert (len(empty), empty.weight) == (100, 100)
+    long_text = "x" * 8_000  # parameter text counts: 1,000 for 8,000 characters
+    empty.remember((id(before), "op", long_text, ()), transition)
+    assert empty.weight == 99 + 1_001
