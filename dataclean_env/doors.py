@@ -25,12 +25,12 @@ from dataclean_env.generation import SPLITS
 from dataclean_env.schemas import Action, ResetRequest, StepResult
 from dataclean_env.tasks import TaskRegistry
 
-_EPISODE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_EPISODE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # fullmatch: "$" would allow a "\n"
 SERVER_PREFIX = "dce:"  # server-issued ids only (clients may not start theirs with it)
 
 
 def check_episode_id(episode_id: Any) -> str:
-    if not isinstance(episode_id, str) or not _EPISODE_ID.match(episode_id):
+    if not isinstance(episode_id, str) or not _EPISODE_ID.fullmatch(episode_id):
         raise InvalidAction(
             "episode_id must be 1 to 128 characters of letters, digits, '.', '_', ':' or '-'"
         )

@@ -11,6 +11,7 @@ import json
 import logging
 import math
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,7 @@ class Episode:
         # changes the table it is given, a step replaces it.
         self._table: Table = task.dirty
         self.history: list[ActionRecord] = []
+        self._history_bytes = 0  # the parameters' JSON the history holds (limits.py)
         self.messages: list[str] = []
         self.done = False
         # Why the episode ended: "finished" (terminated by the agent), "step_budget" or
@@ -128,7 +130,7 @@ class Episode:
             )
         parameters = params.model_dump(exclude_none=True)
         history = tuple(record.operation for record in self.history)
-        text = check_parameters(parameters, self.limits)
+        text, size = check_parameters(parameters, self.limits, self._history_bytes)
         # Only phased tasks' operations read the history. Parameters that JSON would not
         # give back as they are (a tuple, a number as a key: in-process callers only) are
         # not the parameters another episode's same text stood for.
@@ -155,6 +157,7 @@ class Episode:
         if shared and known is None and step.after is not step.before:
             TRANSITIONS.remember(key, step)
         self._budget = budget
+        self._history_bytes += size
         return served
 
     def _transition(self, op: Any, params: Any, history: tuple[str, ...]) -> Transition:
@@ -182,7 +185,8 @@ class Episode:
         # may have just built a deferred `_table`: compare with what the operation got).
         if result.output is given or result.output is self._table:
             unchanged = (before, self._profiles, self._scores, self._view)
-            return Transition(self.task, before, result, *unchanged, self._budget, self._budget)
+            task = weakref.ref(self.task)
+            return Transition(task, before, result, *unchanged, self._budget, self._budget)
         after = _servable(result)
         budget = self._budget.admit(after)
         try:
@@ -192,7 +196,15 @@ class Episode:
             log.exception("step %s failed after the operation ran", op.name)
             raise ServerFault(f"{op.name} could not be applied; nothing changed") from exc
         return Transition(
-            self.task, before, result, after, profiles, scores, view, self._budget, budget
+            weakref.ref(self.task),
+            before,
+            result,
+            after,
+            profiles,
+            scores,
+            view,
+            self._budget,
+            budget,
         )
 
     # ── the commit: all or nothing (see step) ──────────────────────────────

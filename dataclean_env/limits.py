@@ -25,6 +25,7 @@ class EngineLimits:
     max_cell_chars: int = 1_000
     max_table_chars: int = 500_000
     max_action_bytes: int = 262_144
+    max_history_bytes: int = 1_048_576
 
     def deadline(self) -> float:
         """The monotonic time by which a step starting now must be done."""
@@ -36,7 +37,13 @@ def default_limits() -> EngineLimits:
     from dataclean_env.settings import get_settings  # read once, when the first episode starts
 
     s = get_settings()
-    return EngineLimits(s.step_seconds, s.max_cell_chars, s.max_table_chars, s.max_action_bytes)
+    return EngineLimits(
+        s.step_seconds,
+        s.max_cell_chars,
+        s.max_table_chars,
+        s.max_action_bytes,
+        s.max_history_bytes,
+    )
 
 
 def remaining(deadline: float | None) -> float | None:
@@ -56,9 +63,12 @@ def raise_time_limit() -> None:
     )
 
 
-def check_parameters(parameters: dict[str, Any], limits: EngineLimits) -> str:
-    """An action's parameters are kept in the history: bound their size, refuse bad text.
-    Gives their JSON text."""
+def check_parameters(
+    parameters: dict[str, Any], limits: EngineLimits, kept: int = 0
+) -> tuple[str, int]:
+    """An action's parameters are kept in the history: bound their size, and with the `kept`
+    bytes of the steps before, the history's; refuse bad text. Gives their JSON text and
+    its size in bytes."""
     text = json.dumps(parameters, ensure_ascii=False)
     try:
         size = len(text.encode("utf-8"))
@@ -68,7 +78,12 @@ def check_parameters(parameters: dict[str, Any], limits: EngineLimits) -> str:
         raise TooLarge(
             f"the parameters take {size} bytes as JSON; at most {limits.max_action_bytes}"
         )
-    return text
+    if kept + size > limits.max_history_bytes:
+        raise TooLarge(
+            f"the episode's history would hold {kept + size} bytes of parameters; at most "
+            f"{limits.max_history_bytes} (reset to start a new episode)"
+        )
+    return text, size
 
 
 def _text_chars(values: list[Any]) -> tuple[int, int]:
@@ -107,6 +122,7 @@ class TableBudget:
         self.limits = limits
         self._chars = {id(v): _column_chars(snapshot, c) for c, v in snapshot.values.items()}
         start_total = sum(total for total, _ in self._chars.values())
+        self.total = start_total  # characters of text in the table
         start_longest = max((longest for _, longest in self._chars.values()), default=0)
         self.max_table = max(limits.max_table_chars, start_total)
         self.max_cell = max(limits.max_cell_chars, start_longest)
@@ -131,5 +147,5 @@ class TableBudget:
             )
         nxt = object.__new__(TableBudget)
         nxt.limits, nxt.max_table, nxt.max_cell = self.limits, self.max_table, self.max_cell
-        nxt._chars, nxt._lists = chars, list(snapshot.values.values())
+        nxt._chars, nxt._lists, nxt.total = chars, list(snapshot.values.values()), total
         return nxt

@@ -71,8 +71,10 @@ class Settings(BaseSettings):
     # step may leave in a table (a task's own data may exceed both; a step may not grow it).
     max_cell_chars: int = 1_000
     max_table_chars: int = 500_000
-    # An action's parameters, as JSON, at most this many bytes (they stay in the history).
+    # An action's parameters, as JSON, at most this many bytes (they stay in the history),
+    # and the parameters of all of an episode's steps together at most this many.
     max_action_bytes: int = 262_144
+    max_history_bytes: int = 1_048_576
     # Per client address: resets and session creations (REST reset, /mcp session create, /ws
     # connect) refill at this rate up to this burst; past it, 429 RATE_LIMITED + Retry-After.
     creation_rate_per_second: float = 2.0

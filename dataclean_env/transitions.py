@@ -13,13 +13,14 @@ and snapshots are values that episodes can share.
 Keys hold the table's snapshot object itself (not a copy of its contents): looking a step
 up costs a dict lookup, and a snapshot is only ever reached by taking the same steps from
 the same opening. Only steps that changed a small table are remembered (`Episode` decides),
-and the memory is bounded by weight (the cells of the tables an entry holds, plus its
-parameters' text) and by entries, least recently used out first.
+and the memory is bounded by an estimate of the bytes its entries hold (their tables' cells
+and text, their parameters' text) and by entries, least recently used out first.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
@@ -27,8 +28,12 @@ from dataclean_env.operations import OpResult
 from dataclean_env.snapshot import Snapshot
 
 MAX_TABLE_CELLS = 20_000  # episodes whose opening is larger remember nothing
-MAX_WEIGHT = 2_000_000  # all entries together: cells held, plus parameter text / 8
-MAX_ENTRIES = 65_536
+MAX_BYTES = 128 * 2**20  # all entries together, as `weight` estimates them
+MAX_ENTRIES = 16_384
+# What `weight` charges: an entry's own objects (key, result, a DataFrame's overhead), each
+# cell of its tables (a list slot and a share of the values), each character of their text
+# and of the parameters (CPython stores up to 4 bytes per character).
+ENTRY_BYTES, CELL_BYTES, CHAR_BYTES = 4_096, 16, 4
 
 # (id of the snapshot before, operation, parameters as JSON, operations before it on a
 # phased task, else ())
@@ -36,7 +41,9 @@ Key = tuple[int, str, str, tuple[str, ...]]
 
 
 class Transition(NamedTuple):  # a tuple: made on every step, and cheaper than a dataclass
-    task: Any  # the Task whose episode took the step (its grader graded `after`)
+    # A weak reference to the Task whose episode took the step (its grader graded `after`):
+    # the memory does not keep a task, its table and its opening alive.
+    task: weakref.ref[Any]
     before: Snapshot  # held, so that its id in the key names no other snapshot
     result: OpResult
     after: Snapshot  # `before` itself when the operation changed nothing
@@ -52,12 +59,15 @@ def _cells(snapshot: Snapshot) -> int:
 
 
 def weight(key: Key, step: Transition) -> int:
-    """What an entry costs the memory: at least 1, however empty its tables."""
-    return 1 + _cells(step.before) + _cells(step.after) + len(key[2]) // 8
+    """The bytes an entry may keep alive, estimated from its tables before and after (their
+    budgets count their text) and its parameters: at least ENTRY_BYTES, however empty."""
+    cells = _cells(step.before) + _cells(step.after)
+    chars = step.budget_before.total + step.budget_after.total + len(key[2])
+    return ENTRY_BYTES + CELL_BYTES * cells + CHAR_BYTES * chars
 
 
 class Transitions:
-    def __init__(self, max_weight: int = MAX_WEIGHT, max_entries: int = MAX_ENTRIES):
+    def __init__(self, max_weight: int = MAX_BYTES, max_entries: int = MAX_ENTRIES):
         self.max_weight, self.max_entries = max_weight, max_entries
         self._entries: OrderedDict[Key, tuple[Transition, int]] = OrderedDict()
         self._weight = 0
@@ -74,7 +84,7 @@ class Transitions:
         """The step of `key`, if an episode of `task` took it from the table `before`."""
         with self._lock:
             found = self._entries.get(key)
-            if found is None or found[0].before is not before or found[0].task is not task:
+            if found is None or found[0].before is not before or found[0].task() is not task:
                 return None
             self._entries.move_to_end(key)
             return found[0]

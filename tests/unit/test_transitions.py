@@ -8,7 +8,9 @@ its limits and phase rules must still apply, and what is remembered stays bounde
 
 from __future__ import annotations
 
+import gc
 import random
+import weakref
 from dataclasses import replace
 
 import pandas as pd
@@ -16,12 +18,18 @@ import pytest
 
 from dataclean_env.episode import Episode
 from dataclean_env.errors import PhaseOutOfOrder, TooLarge
-from dataclean_env.limits import EngineLimits
+from dataclean_env.limits import EngineLimits, TableBudget
 from dataclean_env.operations import OpResult
 from dataclean_env.schemas import Action
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import TaskRegistry
-from dataclean_env.transitions import MAX_TABLE_CELLS, TRANSITIONS, Transition, Transitions
+from dataclean_env.transitions import (
+    MAX_TABLE_CELLS,
+    TRANSITIONS,
+    Transition,
+    Transitions,
+    weight,
+)
 from tests.unit.test_engine_equivalence import actions, step, task_for
 
 CLAIMS = ["error_detection", "standardisation", "audit_pipeline"]
@@ -124,29 +132,53 @@ def test_parameters_json_would_not_give_back_are_not_shared(registry: TaskRegist
     assert answer == step(Episode("same", replace(task)), tokens(("segment",)))
 
 
-def _transition(rows: int, columns: int = 1) -> tuple[Snapshot, Transition]:
-    table = pd.DataFrame({f"c{i}": range(rows) for i in range(columns)})
+class _Task:
+    """Stands for the Task an entry was taken in."""
+
+
+OWNER = _Task()
+
+
+def _transition(rows: int, text: str = "") -> tuple[Snapshot, Transition]:
+    table = pd.DataFrame({"n": range(rows), "t": [text] * rows})
     before, after = Snapshot.of(table), Snapshot.of(table)
+    budget = TableBudget(EngineLimits(), after)
     result = OpResult(table, "made up", after)
-    return before, Transition(None, before, result, after, {}, {}, None, None, None)
+    return before, Transition(
+        weakref.ref(OWNER), before, result, after, {}, {}, None, budget, budget
+    )
 
 
-def test_what_is_remembered_is_bounded_by_weight_and_entries() -> None:
-    memory = Transitions(max_weight=2_000, max_entries=100)
-    steps = [_transition(300) for _ in range(5)]  # each weighs 1 + 300 + 300 + 0
+def test_what_is_remembered_is_bounded_by_bytes_and_entries() -> None:
+    # 100 rows x 2 columns, before and after, and a 1-character parameter text:
+    # 4,096 + 16 * 400 + 4 * 1 = 10,500 bytes an entry
+    memory = Transitions(max_weight=35_000, max_entries=100)
+    steps = [_transition(100) for _ in range(5)]
     for n, (before, transition) in enumerate(steps):
         memory.remember((id(before), "op", str(n), ()), transition)
-    assert (len(memory), memory.weight) == (3, 1803)  # the two oldest went
-    assert memory.get(None, steps[0][0], (id(steps[0][0]), "op", "0", ())) is None
+    assert (len(memory), memory.weight) == (3, 3 * 10_500)  # the two oldest went
+    assert memory.get(OWNER, steps[0][0], (id(steps[0][0]), "op", "0", ())) is None
     newest = steps[4][0]
-    assert memory.get(None, newest, (id(newest), "op", "4", ())) is steps[4][1]
-    assert memory.get("another task", newest, (id(newest), "op", "4", ())) is None
+    assert memory.get(OWNER, newest, (id(newest), "op", "4", ())) is steps[4][1]
+    assert memory.get(_Task(), newest, (id(newest), "op", "4", ())) is None
+
+    # Text counts, 4 bytes a character (before and after): 100 cells of 250 characters
+    wordy, transition = _transition(100, "x" * 250)
+    assert weight((id(wordy), "op", "", ()), transition) == 10_496 + 4 * 2 * 25_000
 
     empty = Transitions(max_weight=10**9, max_entries=100)
-    before, transition = _transition(0)  # an empty table still weighs 1
+    before, transition = _transition(0)  # an empty table still weighs an entry's objects
     for n in range(150):
-        empty.remember((id(before), "op", str(n), ()), transition)
-    assert (len(empty), empty.weight) == (100, 100)
-    long_text = "x" * 8_000  # parameter text counts: 1,000 for 8,000 characters
-    empty.remember((id(before), "op", long_text, ()), transition)
-    assert empty.weight == 99 + 1_001
+        empty.remember((id(before), "op", f"{n:03d}", ()), transition)
+    assert (len(empty), empty.weight) == (100, 100 * (4_096 + 4 * 3))
+
+
+def test_the_memory_keeps_no_task_alive(registry: TaskRegistry) -> None:
+    task = replace(registry.make("hard_full_pipeline", None))  # kept by nothing but us
+    episode = Episode("gone", task)
+    episode.step(Action(operation="remove_duplicates", parameters={}))
+    assert len(TRANSITIONS) == 1
+    alive = weakref.ref(task)
+    del task, episode
+    gc.collect()
+    assert alive() is None
