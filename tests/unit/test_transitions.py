@@ -20,6 +20,7 @@ from dataclean_env.episode import Episode
 from dataclean_env.errors import PhaseOutOfOrder, TooLarge
 from dataclean_env.limits import EngineLimits, TableBudget
 from dataclean_env.operations import OpResult
+from dataclean_env.operations.claims import AUDIT_PHASES
 from dataclean_env.schemas import Action
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import TaskRegistry
@@ -182,3 +183,13 @@ def test_the_memory_keeps_no_task_alive(registry: TaskRegistry) -> None:
     del task, episode
     gc.collect()
     assert alive() is None
+
+
+def test_only_phased_tasks_offer_the_operations_that_read_the_history(
+    registry: TaskRegistry,
+) -> None:
+    """A remembered step's key holds the operations before it on phased tasks only: the
+    phase operations are the ones that read them (`require_phase`)."""
+    for spec in registry.specs():
+        if set(AUDIT_PHASES) & set(spec.operations):
+            assert spec.phases == AUDIT_PHASES, spec.task_id
