@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +85,16 @@ def ok(response) -> dict[str, Any]:
     """The JSON of a 200 answer (else the test fails with the body)."""
     assert response.status_code == 200, response.text
     return response.json()
+
+
+def probe_json(source: str) -> dict[str, Any]:
+    """Run `source` in a fresh Python process (a cold interpreter: nothing imported yet) and
+    give the JSON object its last line of output printed."""
+    run = subprocess.run(
+        [sys.executable, "-c", source], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 def need(available: bool, why: str) -> None:

@@ -3,11 +3,9 @@ and mounts OpenEnv's routes (/ws, /schema) when they are first needed."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
+
+from tests.support import probe_json
 
 PROBE = """
 import json, sys
@@ -35,11 +33,7 @@ print(json.dumps({
 
 @pytest.mark.timeout(600)  # imports in a subprocess on a shared 2-core machine
 def test_health_answers_before_openenv_is_imported_and_ws_mounts_on_demand() -> None:
-    run = subprocess.run(
-        [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=300, check=False
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    result = json.loads(run.stdout.strip().splitlines()[-1])
+    result = probe_json(PROBE)
     assert result["health"] == {
         "status": "healthy",
         "tasks_loaded": result["health"]["tasks_loaded"],

@@ -3,11 +3,9 @@ event loop (where every request waits meanwhile) imports nothing more."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
+
+from tests.support import probe_json
 
 PROBE = """
 import json, sys
@@ -28,10 +26,6 @@ print(json.dumps({
 
 @pytest.mark.timeout(600)  # imports in a subprocess on a shared 2-core machine
 def test_registering_openenv_routes_imports_nothing_on_the_event_loop() -> None:
-    run = subprocess.run(
-        [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=300, check=False
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    result = json.loads(run.stdout.strip().splitlines()[-1])
+    result = probe_json(PROBE)
     assert result["routes"] == ["/schema", "/ws"]
     assert result["imported_on_the_loop"] == []

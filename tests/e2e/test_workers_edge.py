@@ -83,27 +83,32 @@ def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]
         stop(process)
 
 
-def test_the_front_answers_408_to_headers_that_never_end(front) -> None:
-    port, _ = front
+def assert_408_within_seconds(port: int, *parts: bytes) -> None:
+    """Send `parts` 0.4 s apart and never finish the request: the front answers 408 and
+    closes the connection within 5 s."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(b"POST /step HTTP/1.1\r\nhost: x\r\n")
-        time.sleep(0.4)
-        sock.sendall(b"x-slow: 1\r\n")  # a slowloris client trickles on, never finishing
+        for n, part in enumerate(parts):
+            if n:
+                time.sleep(0.4)
+            sock.sendall(part)
         received, waited = read_until_closed(sock, 8)
     assert received.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), received
     assert waited < 5
+
+
+def test_the_front_answers_408_to_headers_that_never_end(front) -> None:
+    port, _ = front
+    # a slowloris client trickles on, never finishing its headers
+    assert_408_within_seconds(port, b"POST /step HTTP/1.1\r\nhost: x\r\n", b"x-slow: 1\r\n")
 
 
 def test_the_front_answers_408_to_a_body_that_never_ends(front) -> None:
     port, _ = front
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(
-            b"POST /step HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
-            b'content-length: 40\r\n\r\n{"operation"'
-        )
-        received, waited = read_until_closed(sock, 8)
-    assert received.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), received
-    assert waited < 5
+    assert_408_within_seconds(
+        port,
+        b"POST /step HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+        b'content-length: 40\r\n\r\n{"operation"',
+    )
 
 
 def test_the_front_closes_an_idle_kept_alive_connection(front) -> None:
