@@ -183,7 +183,7 @@ class Episode:
             raise ServerFault(f"{op.name} could not be applied: {exc}") from exc
         # An operation that hands back the table it was given changed nothing (`self.table`
         # may have just built a deferred `_table`: compare with what the operation got).
-        if result.output is given or result.output is self._table:
+        if result.output is given:
             unchanged = (before, self._profiles, self._scores, self._view)
             task = weakref.ref(self.task)
             return Transition(task, before, result, *unchanged, self._budget, self._budget)

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-EXACT_INT = 2**53  # past this a float no longer holds every integer
+from dataclean_env.values import EXACT_INT
+
 _INTEGER = re.compile(r"-?[0-9]+")
 
 

@@ -65,7 +65,7 @@ class Snapshot:
         columns = tuple(table.columns)
         dtypes = table.dtypes.tolist()
         # Headers are text in every table the engine holds (loaders read CSV headers, and
-        # Episode._servable refuses a step that makes them anything else).
+        # episode._servable refuses a step that makes them anything else).
         values = {cast(str, c): _cells(s) for c, s in table.items()}
         return cls(
             columns=columns,

@@ -43,6 +43,8 @@ NUMERIC_KINDS = frozenset({Kind.INT, Kind.FLOAT})
 # Up to this many cells, plain-Python statistics beat numpy's fixed cost per call; above
 # it, whole-column numpy wins (the original tasks' columns are far below, 100k-row ones above).
 SMALL_COLUMN = 1024
+# Past this a float no longer holds every whole number (a cast would lose digits).
+EXACT_INT = 2**53
 # Reading a member off an Enum class costs ~100 ns on Python 3.11 (a module global ~10):
 # the per-cell comparisons below read these instead.
 _BOOL, _DATETIME = Kind.BOOL, Kind.DATETIME

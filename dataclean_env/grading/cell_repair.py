@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dataclean_env.grading.gold_facts import all_present, key_text
+from dataclean_env.grading.gold_facts import all_present, first_positions, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp
 from dataclean_env.int_keys import int_keys, integer_of
@@ -309,8 +309,7 @@ class CellRepairGrader:
         if aligned is not None:
             return aligned
         texts = [None if v is MISSING else key_text(v) for v in keys]
-        # Reversed, so that the first position of a repeated key is the one kept.
-        first = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1), strict=True))
+        first = first_positions(texts)
         counts = Counter(texts)
         extra: Counter = Counter()
         if len(counts) == len(texts):  # no repeats: only keys clean lacks are extra

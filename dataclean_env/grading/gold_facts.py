@@ -42,6 +42,15 @@ def key_text(value: Any) -> str | None:
     return str(value).strip()
 
 
+def first_positions(keys: list[str | None]) -> dict[str, int]:
+    """Each key's first position in `keys`, missing keys (None) left out. Built backwards in
+    one pass in C: the first position of a repeated key is the one written last."""
+    positions = range(len(keys) - 1, -1, -1)
+    first: dict[str | None, int] = dict(zip(reversed(keys), positions, strict=True))
+    first.pop(None, None)
+    return cast(dict[str, int], first)
+
+
 def all_present(keys: list[str | None]) -> TypeGuard[list[str]]:
     """No key is missing (`key_text` gave None for none of them)."""
     return None not in keys
@@ -107,11 +116,7 @@ class GoldFacts:
             keys: list[str | None] = [None] * snapshot.n_rows
         else:
             keys = list(map(key_text, key_values))
-        # Each key's first position: built backwards, the first position is written last.
-        firsts: dict[Any, int] = dict(
-            zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True)
-        )
-        firsts.pop(None, None)
+        firsts = first_positions(keys)
         misplaced = self._misplaced(snapshot, firsts)
         return TableView(snapshot, Counter(keys), firsts, misplaced, key_values)
 
@@ -150,8 +155,8 @@ class GoldFacts:
 
     @cached_property
     def _anchor_texts(self) -> dict[str, _Anchors]:
-        """The anchors with gold's value in the form `_holds` compares first: the float of a
-        number, the text of a str column's value (None for other kinds)."""
+        """The anchors with gold's value in the form `holds` compares first: the float of a
+        number, the Timestamp of a date, the text of a str column's value (else None)."""
         return {
             column: _Anchors(
                 (key, gold, _canonical(gold, self.kinds[column])) for key, gold in cells
@@ -190,7 +195,7 @@ _EXACT_KINDS = frozenset({Kind.STR, Kind.INT, Kind.FLOAT, Kind.DATETIME})
 
 def _all_equal(anchors: _Anchors, values: list[Any], first_row: dict[str, int], kind: Kind) -> bool:
     """True when every anchor row present holds exactly its canonical form, compared as
-    whole lists (in C): then `_holds` would be true for each. False means "look closer"."""
+    whole lists (in C): then `holds` would be true for each. False means "look closer"."""
     if not anchors.exact or kind not in _EXACT_KINDS:
         return False
     rows = list(map(first_row.get, anchors.keys))

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.grading.gold_facts import all_present, key_text
+from dataclean_env.grading.gold_facts import all_present, first_positions, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp, reward_object
 from dataclean_env.snapshot import Snapshot
@@ -82,7 +82,7 @@ class PreservationGrader:
                 f"the key column {key!r} of the clean table must be unique and complete"
             )
         dirty_snapshot = Snapshot.of(dirty)
-        first = _first_rows(_keys(dirty_snapshot.values[key]) if key in dirty else [])
+        first = first_positions(_keys(dirty_snapshot.values[key]) if key in dirty else [])
         to_repair: list[Cell] = []
         to_preserve: list[Cell] = []
         for position, gold_key in enumerate(gold_keys):
@@ -102,7 +102,7 @@ class PreservationGrader:
 
     def _first_rows_of(self, snapshot: Snapshot) -> dict[str, int]:
         keys = _keys(snapshot.values[self.key]) if self.key in snapshot.values else []
-        return _first_rows(keys)
+        return first_positions(keys)
 
     def components(self, snapshot: Snapshot) -> dict[str, float]:
         first = self._first_rows_of(snapshot)
@@ -168,14 +168,6 @@ class PreservationGrader:
         self, snapshot: Snapshot, history: Sequence[ActionRecord], max_steps: int
     ) -> dict[str, float]:
         return reward_object(self.combine(self.components(snapshot), history, max_steps))
-
-
-def _first_rows(keys: list[str | None]) -> dict[str, int]:
-    first: dict[str, int] = {}
-    for position, key in enumerate(keys):
-        if key is not None and key not in first:
-            first[key] = position
-    return first
 
 
 def _right(

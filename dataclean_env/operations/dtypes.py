@@ -26,6 +26,7 @@ from dataclean_env.operations.column_checks import (
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
 from dataclean_env.values import (
+    EXACT_INT,
     MISSING,
     Kind,
     all_iso_dates,
@@ -91,10 +92,6 @@ class Column:
 Converter = Callable[[Column], "Converted | None"]
 
 
-# Beyond 2**53 a float no longer holds every whole number, so casts there would lose digits.
-EXACT_LIMIT = 2.0**53
-
-
 def _numbers(column: Column) -> np.ndarray:
     numbers, bad = numbers_in(column.values, column.kind, max_bad=3)
     if bad:
@@ -105,7 +102,7 @@ def _numbers(column: Column) -> np.ndarray:
 
 
 def _refuse_inexact(column: Column, numbers: np.ndarray) -> None:
-    huge = numbers[np.abs(numbers) > EXACT_LIMIT]
+    huge = numbers[np.abs(numbers) > EXACT_INT]
     if huge.size:
         raise OperationFailed(
             f"column {column.name!r} has whole numbers too large to convert exactly "
@@ -115,7 +112,7 @@ def _refuse_inexact(column: Column, numbers: np.ndarray) -> None:
 
 def _whole(numbers: np.ndarray) -> bool:
     """Every value is a whole number that int64 holds exactly (NaN is not whole)."""
-    return bool(np.all(np.mod(numbers, 1) == 0) and np.all(np.abs(numbers) <= EXACT_LIMIT))
+    return bool(np.all(np.mod(numbers, 1) == 0) and np.all(np.abs(numbers) <= EXACT_INT))
 
 
 def to_float(column: Column) -> Converted | None:

@@ -25,6 +25,7 @@ from dataclean_env.operations.column_checks import (
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.values import (
+    EXACT_INT,
     MISSING,
     NUMERIC_KINDS,
     SMALL_COLUMN,
@@ -151,7 +152,7 @@ def _plain(dtype: object, value: object) -> bool:
     """Whether pandas' fillna would store `value` in a column of `dtype` as the plain value
     itself: a number in a numpy float column (stored as its float), text in a string column.
     Only then is the filled column's snapshot written without pandas."""
-    if type(value) is float or (type(value) is int and abs(value) <= 2**53):
+    if type(value) is float or (type(value) is int and abs(value) <= EXACT_INT):
         return isinstance(dtype, np.dtype) and dtype == np.float64
     return type(value) is str and isinstance(dtype, pd.StringDtype)
 

@@ -18,6 +18,7 @@ import pandas as pd
 from dataclean_env.errors import UnknownTask
 from dataclean_env.grading import ActionRecord
 from dataclean_env.snapshot import Snapshot
+from dataclean_env.transitions import MAX_TABLE_CELLS
 from dataclean_env.values import Kind
 
 
@@ -102,7 +103,6 @@ class TaskFamily(Protocol):
 
 
 MADE_TASKS = 256  # instances the registry keeps for the resets that come back to them
-MADE_CELLS = 20_000  # larger tables are made anew on each reset (their memory counts more)
 
 
 class TaskRegistry:
@@ -154,7 +154,7 @@ class TaskRegistry:
         table is kept and handed to every reset of the instance; `shared=False` has its
         family make it anew (what the checker compares with)."""
         spec = self.spec(task_id)
-        if shared and spec.cells <= MADE_CELLS:
+        if shared and spec.cells <= MAX_TABLE_CELLS:
             return self._made(task_id, seed, split)
         return self._make(task_id, seed, split)
 

@@ -130,7 +130,7 @@ async def serve_step(
     if wanted:
         known_task(store, wanted)
 
-    episode = find_episode(store, task_id or call.task_id, _first(call.episode_id, episode_id))
+    episode = find_episode(store, wanted, _first(call.episode_id, episode_id))
 
     def work() -> StepResult:
         with episode.lock:
