@@ -17,12 +17,18 @@ _HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "BODY_TOO_LARGE
 
 
 def error_response(
-    status: int, code: str, detail: str, retry_after: int | None = None
+    status: int,
+    code: str,
+    detail: str,
+    retry_after: int | None = None,
+    headers: dict[str, str] | None = None,
 ) -> JSONResponse:
     # An error detail may quote client text; never let text that cannot be encoded turn an
     # error answer into a 500.
     detail = detail.encode("utf-8", "backslashreplace").decode("utf-8")
-    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+    headers = dict(headers or {})
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
     return JSONResponse({"detail": detail, "code": code}, status_code=status, headers=headers)
 
 
@@ -43,7 +49,8 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, f"HTTP_{exc.status_code}")
-        return error_response(exc.status_code, code, str(exc.detail))
+        # Starlette's 405 names the allowed methods in `Allow` (RFC 9110 requires it).
+        return error_response(exc.status_code, code, str(exc.detail), headers=exc.headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
