@@ -153,6 +153,13 @@ class RateLimited(EnvError):
         self.retry_after = retry_after
 
 
+class HostNotAllowed(EnvError):
+    """The request names a Host the server does not answer for (DNS rebinding)."""
+
+    code = "HOST_NOT_ALLOWED"
+    status = 400
+
+
 class OriginNotAllowed(EnvError):
     """A browser page from another origin tried a state-changing request."""
 

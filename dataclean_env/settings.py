@@ -97,6 +97,10 @@ class Settings(BaseSettings):
     # Browser origins allowed to call the API (comma separated; "*" for any). The server's
     # own origin is always allowed. Other origins get 403 on every state-changing request.
     cors_origins: str = ""
+    # Host names the server answers for (comma separated; empty: any). A name not listed gets
+    # 400 HOST_NOT_ALLOWED, so a page whose own name was re-pointed at this server (DNS
+    # rebinding) cannot use it; loopback names are always allowed (the image's health check).
+    allowed_hosts: str = ""
     # The proxies whose X-Forwarded-For is trusted for the client address (uvicorn's
     # forwarded_allow_ips): addresses and networks, comma separated, never "*". The client
     # is the rightmost X-Forwarded-For entry not added by one of them (docs/deployment.md).

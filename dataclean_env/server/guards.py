@@ -28,6 +28,7 @@ from dataclean_env.errors import (
     BodyTooLarge,
     EnvError,
     InvalidText,
+    HostNotAllowed,
     OriginNotAllowed,
     RequestTimeout,
     UnsupportedMediaType,
@@ -46,6 +47,25 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 def allowed_origins(settings: Settings) -> list[str]:
     return [o.strip().rstrip("/") for o in settings.cors_origins.split(",") if o.strip()]
+
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
+
+
+def allowed_hosts(settings: Settings) -> frozenset[str]:
+    """DCE_ALLOWED_HOSTS as lower-case names (empty: any Host is served)."""
+    names = {h.strip().lower() for h in settings.allowed_hosts.split(",") if h.strip()}
+    return frozenset(names | LOOPBACK_HOSTS) if names else frozenset()
+
+
+def check_host(headers: Headers, allowed: frozenset[str]) -> None:
+    """HostNotAllowed unless the request's Host (without its port) is in `allowed`."""
+    if not allowed:
+        return
+    host = headers.get("host", "").strip().lower()
+    name = host if host.endswith("]") else host.rsplit(":", 1)[0]
+    if name not in allowed:
+        raise HostNotAllowed(f"this server does not answer for host {host[:64]!r}")
 
 
 def origin_allowed(origin: str, headers: Headers, allowed: list[str]) -> bool:
@@ -85,6 +105,7 @@ class HttpGuard:
         self.max_bytes = settings.max_body_bytes
         self.body_seconds = settings.body_seconds
         self.origins = allowed_origins(settings)
+        self.hosts = allowed_hosts(settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -100,6 +121,7 @@ class HttpGuard:
     async def _check(self, scope: Scope, receive: Receive) -> bytes | None:
         """The request's body (None: left unread), or an EnvError refusing the request."""
         headers = Headers(scope=scope)
+        check_host(headers, self.hosts)
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             raise BodyTooLarge(f"request body is larger than {self.max_bytes} bytes")
@@ -216,11 +238,13 @@ class WebSocketGuard:
         self.idle_seconds = settings.ws_idle_seconds
         self.limiter = limiter
         self.origins = allowed_origins(settings)
+        self.hosts = allowed_hosts(settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
         origin = headers.get("origin")
         try:
+            check_host(headers, self.hosts)
             if origin is not None and not origin_allowed(origin, headers, self.origins):
                 raise OriginNotAllowed("WebSocket connections from this origin are not allowed")
             self.limiter.take(client_key(scope), "session creations")
