@@ -27,8 +27,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from dataclean_env.errors import (
     BodyTooLarge,
     EnvError,
-    InvalidText,
     HostNotAllowed,
+    InvalidText,
     OriginNotAllowed,
     RequestTimeout,
     UnsupportedMediaType,

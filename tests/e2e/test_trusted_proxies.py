@@ -9,6 +9,7 @@ client from 127.0.0.3.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -69,10 +70,9 @@ def ws_attempt(url: str, source: str, headers: list[tuple[str, str]]) -> int:
     host, port = url.removeprefix("http://").split(":")
     sock = socket.create_connection((host, int(port)), timeout=60, source_address=(source, 0))
     with connect(f"ws://{host}:{port}/ws", sock=sock, additional_headers=headers) as ws:
-        try:
+        # refused: the socket may be closing, its error frame already on the way
+        with contextlib.suppress(ConnectionClosed):
             ws.send(json.dumps({"type": "reset", "data": {"task_id": "easy_dedup_rename"}}))
-        except ConnectionClosed:
-            pass  # refused: its error frame is already on the way
         frame = json.loads(ws.recv(timeout=120))
     if frame["type"] == "observation":
         return 200
