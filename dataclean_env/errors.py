@@ -182,3 +182,4 @@ class LeaderboardUnavailable(EnvError):
 
     code = "LEADERBOARD_UNAVAILABLE"
     status = 503
+    retry_after = 5

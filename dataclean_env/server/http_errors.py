@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Mapping
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from dataclean_env.errors import EnvError
+from dataclean_env.errors import EnvError, LeaderboardUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +39,14 @@ def env_error_response(exc: EnvError) -> JSONResponse:
     return error_response(exc.status, exc.code, exc.detail, exc.retry_after)
 
 
+def database_down(exc: Exception) -> bool:
+    """Whether `exc` is SQLAlchemy's word that the database cannot be reached (connection
+    refused or lost), as opposed to a fault of the query. Looked up, not imported: the
+    server imports SQLAlchemy only once the leaderboard opens its database."""
+    sa_exc: Any = sys.modules.get("sqlalchemy.exc")
+    return sa_exc is not None and isinstance(exc, (sa_exc.OperationalError, sa_exc.InterfaceError))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(EnvError)
     async def _env_error(request: Request, exc: EnvError) -> JSONResponse:
@@ -55,5 +65,13 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        if database_down(exc):
+            log.warning("leaderboard database unavailable on %s: %s", request.url.path, exc)
+            return env_error_response(
+                LeaderboardUnavailable(
+                    f"the leaderboard database is unavailable ({type(exc).__name__}); "
+                    f"retry in {LeaderboardUnavailable.retry_after} s"
+                )
+            )
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return error_response(500, "INTERNAL_ERROR", "internal error; the episode is unchanged")
