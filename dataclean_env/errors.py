@@ -87,6 +87,14 @@ class StoreFull(EnvError):
     retry_after = 5  # seconds; sent as Retry-After
 
 
+class ClientQuotaReached(EnvError):
+    """One client holds its share of a pool (DCE_SESSIONS_PER_CLIENT): others are served."""
+
+    code = "CLIENT_QUOTA_REACHED"
+    status = 503
+    retry_after = 30  # seconds; sent as Retry-After (a /ws error frame says it in words)
+
+
 class BodyTooLarge(EnvError):
     code = "BODY_TOO_LARGE"
     status = 413

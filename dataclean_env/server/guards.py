@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dataclean_env.errors import (
     BodyTooLarge,
+    ClientQuotaReached,
     EnvError,
     HostNotAllowed,
     InvalidText,
@@ -239,23 +240,37 @@ class WebSocketGuard:
         self.limiter = limiter
         self.origins = allowed_origins(settings)
         self.hosts = allowed_hosts(settings)
+        self.per_client = settings.sessions_per_client
+        self.open: dict[str, int] = {}  # client -> open sockets (one event loop: no lock)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
         origin = headers.get("origin")
+        client = client_key(scope)
         try:
             check_host(headers, self.hosts)
             if origin is not None and not origin_allowed(origin, headers, self.origins):
                 raise OriginNotAllowed("WebSocket connections from this origin are not allowed")
-            self.limiter.take(client_key(scope), "session creations")
+            if self.open.get(client, 0) >= self.per_client:
+                raise ClientQuotaReached(
+                    f"this client has {self.per_client} open /ws sessions, its quota "
+                    f"(DCE_SESSIONS_PER_CLIENT); close one or retry in "
+                    f"{ClientQuotaReached.retry_after} s"
+                )
+            self.limiter.take(client, "session creations")
         except EnvError as exc:
             await self._refuse(receive, send, exc)
             return
+        self.open[client] = self.open.get(client, 0) + 1
         token = LIVE_SOCKET.set(True)  # sessions made for this socket are not "detached"
         try:
             await self.app(scope, self._guarded(receive, send), send)
         finally:
             LIVE_SOCKET.reset(token)
+            if (left := self.open[client] - 1) > 0:
+                self.open[client] = left
+            else:
+                del self.open[client]
 
     def _guarded(self, receive: Receive, send: Send) -> Callable[[], Awaitable[Message]]:
         connected = False
@@ -290,7 +305,8 @@ class WebSocketGuard:
             return
         await send({"type": "websocket.accept"})
         await send({"type": "websocket.send", "text": _error_frame(exc.detail, exc.code)})
-        await send({"type": "websocket.close", "code": 1013 if exc.status == 429 else 1008})
+        retry = exc.status in (429, 503)  # 1013: try again later; 1008: policy
+        await send({"type": "websocket.close", "code": 1013 if retry else 1008})
 
 
 def guard_websockets(routes: list[Any], settings: Settings, limiter: RateLimiter) -> None:
