@@ -9,8 +9,10 @@ from dataclean_env.operations import (  # noqa: F401  (imported to register)
     fd_repair,
     fill,
     formats,
+    labels,
     outliers,
     program,
+    reading,
     rows,
     text,
 )
