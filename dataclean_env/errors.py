@@ -175,3 +175,11 @@ class LeaderboardUnavailable(EnvError):
 
     code = "LEADERBOARD_UNAVAILABLE"
     status = 503
+
+
+class SqlRefused(EnvError):
+    """SQL the sandbox does not run: a statement kind the operation does not allow, a
+    statement DuckDB cannot parse or run, or one that reaches past the table `t`."""
+
+    code = "SQL_REFUSED"
+    status = 422
