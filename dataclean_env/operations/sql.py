@@ -99,8 +99,7 @@ class QueryParams(Params):
     repeatable=True,
     slow=True,
     description=(
-        "Run one read-only SELECT over table t; the message gives the result as JSON: "
-        f"columns, up to {MAX_RESULT_ROWS} rows, total_rows and cut. Changes nothing."
+        f"One SELECT over table t; the message holds up to {MAX_RESULT_ROWS} result rows as JSON."
     ),
 )
 def query(table: pd.DataFrame, params: QueryParams, ctx: OpContext) -> OpResult:
@@ -152,10 +151,7 @@ class SqlParams(Params):
     rank=2,
     repeatable=True,
     slow=True,
-    description=(
-        "Repair the table with UPDATE t / DELETE FROM t statements (all or nothing); "
-        "NULL empties a cell."
-    ),
+    description=("UPDATE t / DELETE FROM t statements, all or nothing."),
 )
 def sql(table: pd.DataFrame, params: SqlParams, ctx: OpContext) -> OpResult:
     allowed = {_STATEMENT_TYPE.UPDATE, _STATEMENT_TYPE.DELETE}
