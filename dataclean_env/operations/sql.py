@@ -206,3 +206,15 @@ def _same_form(cells: list[Any], old: list[Any]) -> list[Any]:
     """`cells` with each value equal to the old one replaced by the old object, so dates
     and numbers that did not change keep the snapshot's exact form."""
     return [o if (c is o or c == o) else c for c, o in zip(cells, old, strict=True)]
+
+
+def fd_violations_query(determinant: str, dependent: str, limit: int = MAX_RESULT_ROWS) -> str:
+    """A `query` that lists the values of `determinant` mapped to more than one value of
+    `dependent` (functional-dependency violations), most-used dependent value first."""
+    a, b = _quoted(determinant), _quoted(dependent)
+    return (
+        f"SELECT {a} AS determinant, {b} AS dependent, count(*) AS n FROM t "
+        f"WHERE {a} IN (SELECT {a} FROM t WHERE {a} IS NOT NULL GROUP BY {a} "
+        f"HAVING count(DISTINCT {b}) > 1) "
+        f"GROUP BY {a}, {b} ORDER BY {a}, n DESC, {b} LIMIT {int(limit)}"
+    )
