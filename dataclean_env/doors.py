@@ -20,13 +20,17 @@ from typing import Any
 from pydantic import ValidationError
 
 from dataclean_env.episode import Episode
-from dataclean_env.errors import EnvError, InvalidAction, describe
+from dataclean_env.errors import EnvError, InvalidAction, UnknownEpisode, describe
 from dataclean_env.generation import SPLITS
 from dataclean_env.schemas import Action, ResetRequest, StepResult
 from dataclean_env.tasks import TaskRegistry
 
 _EPISODE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # fullmatch: "$" would allow a "\n"
 SERVER_PREFIX = "dce:"  # server-issued ids only (clients may not start theirs with it)
+# The leaderboard's episodes (issued by POST /leaderboard/runs): an id with this prefix is
+# joined while its run holds it and is never created by a reset, so a lost one is a 404,
+# not a fresh practice episode under a leaderboard name.
+LEADERBOARD_PREFIX = "lb-"
 
 
 def check_episode_id(episode_id: Any) -> str:
@@ -67,6 +71,12 @@ def start_episode(
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise InvalidAction("seed must be a non-negative integer")
     name = new_episode_id() if episode_id is None else check_episode_id(episode_id)
+    if name.startswith(LEADERBOARD_PREFIX):
+        raise UnknownEpisode(
+            f"no leaderboard episode {name!r} here: ids starting with {LEADERBOARD_PREFIX!r} "
+            "are issued by POST /leaderboard/runs and this one is not open (its run ended, or "
+            "the server restarted: episodes live in memory); start a new run"
+        )
     return Episode(name, registry.make(task_id, seed, split))
 
 
