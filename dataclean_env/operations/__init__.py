@@ -12,6 +12,7 @@ from dataclean_env.operations import (  # noqa: F401  (imported to register)
     outliers,
     program,
     rows,
+    sql,
     text,
 )
 from dataclean_env.operations.registry import (
