@@ -21,9 +21,12 @@ COPY --chown=app:app . .
 RUN uv sync --frozen --no-dev
 
 EXPOSE 7860
-# A Space is reached only through its proxy: take the client address from X-Forwarded-For,
-# so per-client rate limits are per client, not one bucket for everyone.
-ENV DCE_FORWARDED_ALLOW_IPS="*"
+# The proxies trusted for the client address, by address (never "*": that lets a client write
+# its own). A Space is reached only through Hugging Face's proxy, which connects from a
+# private address that Hugging Face does not publish: the image trusts the private ranges,
+# safe only where nothing but the proxy can reach the port. Elsewhere, name your proxy:
+# docker run -e DCE_FORWARDED_ALLOW_IPS=203.0.113.7 ... (docs/deployment.md).
+ENV DCE_FORWARDED_ALLOW_IPS="10.0.0.0/8,172.16.0.0/12,192.168.0.0/16"
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD ["/app/.venv/bin/python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:7860/health', timeout=4)"]
 

@@ -87,6 +87,14 @@ class StoreFull(EnvError):
     retry_after = 5  # seconds; sent as Retry-After
 
 
+class ClientQuotaReached(EnvError):
+    """One client holds its share of a pool (DCE_SESSIONS_PER_CLIENT): others are served."""
+
+    code = "CLIENT_QUOTA_REACHED"
+    status = 503
+    retry_after = 30  # seconds; sent as Retry-After (a /ws error frame says it in words)
+
+
 class BodyTooLarge(EnvError):
     code = "BODY_TOO_LARGE"
     status = 413
@@ -153,6 +161,13 @@ class RateLimited(EnvError):
         self.retry_after = retry_after
 
 
+class HostNotAllowed(EnvError):
+    """The request names a Host the server does not answer for (DNS rebinding)."""
+
+    code = "HOST_NOT_ALLOWED"
+    status = 400
+
+
 class OriginNotAllowed(EnvError):
     """A browser page from another origin tried a state-changing request."""
 
@@ -175,3 +190,4 @@ class LeaderboardUnavailable(EnvError):
 
     code = "LEADERBOARD_UNAVAILABLE"
     status = 503
+    retry_after = 5

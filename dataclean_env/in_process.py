@@ -2,6 +2,9 @@
 
 Drives the same `Episode` as the server. `step` never raises for a bad action: it answers
 with the error in `observation.message` and `info["error"]`, and the table is untouched.
+What it returns is the caller's own: the engine's results share lists and dicts with the
+other episodes of the instance (`transitions.py`), so the caller gets a copy read back from
+the result's JSON (the bytes the server would send).
 """
 
 from __future__ import annotations
@@ -36,15 +39,21 @@ class DataCleaningEnv:
         self._resets += 1
         episode_id = episode_id or f"{self.task_id}-local-{self._resets}"
         self._episode = start_episode(self.registry, self.task_id, self.seed, split, episode_id)
-        return self._episode.result()
+        return _own(self._episode.result())
 
     def step(self, action: Action | dict[str, Any]) -> StepResult:
-        return attempt(self._episode or self._start(), action)
+        return _own(attempt(self._episode or self._start(), action))
 
     def state(self) -> EpisodeState:
-        return (self._episode or self._start()).state()
+        state = (self._episode or self._start()).state()
+        return EpisodeState.model_validate_json(state.model_dump_json())
 
     def _start(self) -> Episode:
         self.reset()
         assert self._episode is not None
         return self._episode
+
+
+def _own(result: StepResult) -> StepResult:
+    """A copy of `result` that shares no object with the engine or another episode."""
+    return StepResult.model_validate_json(result.json_bytes())

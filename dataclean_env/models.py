@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from dataclean_env.openenv_light import skip_package_inits
@@ -19,11 +19,11 @@ from openenv.core.env_server.types import Action as OpenEnvAction  # noqa: E402
 from openenv.core.env_server.types import Observation as OpenEnvObservation  # noqa: E402
 from openenv.core.env_server.types import State as OpenEnvState  # noqa: E402
 
-from dataclean_env.errors import describe  # noqa: E402
+from dataclean_env.doors import parse_action  # noqa: E402
+from dataclean_env.errors import InvalidAction  # noqa: E402
 from dataclean_env.operations import alias_names, get_operation, operation_names  # noqa: E402
 from dataclean_env.schemas import (  # noqa: E402
     COLUMN_PROFILES_HELP,
-    Action,
     DatasetInfo,
     HistoryEntry,
     Observation,
@@ -79,15 +79,12 @@ class CleaningAction(OpenEnvAction):
         if not isinstance(data, dict):
             return data
         metadata = data.get("metadata", {})
-        body = {k: v for k, v in data.items() if k != "metadata"}
-        if set(body) == {"action"} and isinstance(body["action"], dict):
-            body = body["action"]
         try:
-            action = Action.model_validate(body)
-        except ValidationError as exc:
+            action = parse_action({k: v for k, v in data.items() if k != "metadata"})
+        except InvalidAction as exc:
             # A PydanticCustomError keeps the WebSocket open (a plain ValueError would not).
             raise PydanticCustomError(
-                "invalid_action", "invalid action: {detail}", {"detail": describe(exc, "action")}
+                "invalid_action", "invalid action: {detail}", {"detail": exc.detail}
             ) from None
         return {
             "operation": action.operation,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -43,6 +44,9 @@ class Settings(BaseSettings):
     # At most this many OpenEnv WebSocket sessions (each its own episode) at once; a client
     # past it gets OpenEnv's CAPACITY_REACHED error frame and the socket is closed.
     max_sessions: int = 256
+    # At most this many of those sessions open at once from one client address, so one
+    # client cannot take the pool; past it the socket gets CLIENT_QUOTA_REACHED and closes.
+    sessions_per_client: int = Field(default=32, ge=1)
     # Request bodies (every HTTP route) and WebSocket frames above this many bytes are refused
     # with 413 (an error frame on /ws).
     max_body_bytes: int = 1_000_000
@@ -58,6 +62,9 @@ class Settings(BaseSettings):
     # uvicorn's access log line per request (one process; `--workers` never writes it): a
     # logging call and a write per request, ~5% of a small step's time in the server.
     access_log: bool = True
+    # Steps one episode took, reused when another episode of the task takes them again
+    # (`dataclean_env/transitions.py`); off: every step is computed. Same bytes either way.
+    step_memory: bool = True
     # permessage-deflate on /ws when the client offers it. Off: compressing a 4 KB
     # observation frame costs the server ~50 µs of CPU (and the client ~30 µs to inflate)
     # to save ~2.5 KB on the wire; the server's CPU is what many sessions share.
@@ -96,8 +103,13 @@ class Settings(BaseSettings):
     # Browser origins allowed to call the API (comma separated; "*" for any). The server's
     # own origin is always allowed. Other origins get 403 on every state-changing request.
     cors_origins: str = ""
-    # Proxies whose X-Forwarded-For is trusted for the client address (uvicorn's
-    # forwarded_allow_ips); on a Hugging Face Space the proxy is the only way in: "*".
+    # Host names the server answers for (comma separated; empty: any). A name not listed gets
+    # 400 HOST_NOT_ALLOWED, so a page whose own name was re-pointed at this server (DNS
+    # rebinding) cannot use it; loopback names are always allowed (the image's health check).
+    allowed_hosts: str = ""
+    # The proxies whose X-Forwarded-For is trusted for the client address (uvicorn's
+    # forwarded_allow_ips): addresses and networks, comma separated, never "*". The client
+    # is the rightmost X-Forwarded-For entry not added by one of them (docs/deployment.md).
     forwarded_allow_ips: str = "127.0.0.1"
     # ── the leaderboard (dataclean_env/leaderboard; README "Leaderboard") ──
     # The SQLite file (WAL mode) used unless DATABASE_URL names another database, e.g.
@@ -112,6 +124,31 @@ class Settings(BaseSettings):
     leaderboard_max_episodes: int = 60  # per run
     leaderboard_open_runs: int = 32  # unfinished runs at once (each holds its tables)
     leaderboard_episode_seconds: float = 1800.0  # wall-clock limit of one episode
+
+    @field_validator("forwarded_allow_ips")
+    @classmethod
+    def _proxies_by_address(cls, value: str) -> str:
+        return trusted_proxies(value)
+
+
+def trusted_proxies(value: str) -> str:
+    """`value` if every comma-separated entry is an IP address or network, else ValueError.
+
+    "*" would let any client write its own address (uvicorn then takes the leftmost,
+    client-written entry), and uvicorn silently treats a misspelt address as a name that
+    never matches, so both are refused here, where the setting is read.
+    """
+    for entry in (part.strip() for part in value.split(",")):
+        if not entry:
+            continue
+        try:
+            ipaddress.ip_network(entry)  # strict, as uvicorn reads it
+        except ValueError:
+            raise ValueError(
+                f"DCE_FORWARDED_ALLOW_IPS: {entry!r} is not an IP address or network; name "
+                "the proxies in front of the server by address (never '*')"
+            ) from None
+    return value
 
 
 @lru_cache(maxsize=1)

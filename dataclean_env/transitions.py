@@ -70,6 +70,7 @@ def weight(key: Key, step: Transition) -> int:
 class Transitions:
     def __init__(self, max_weight: int = MAX_BYTES, max_entries: int = MAX_ENTRIES):
         self.max_weight, self.max_entries = max_weight, max_entries
+        self.enabled = True  # Settings.step_memory: off, nothing is looked up or kept
         self._entries: OrderedDict[Key, tuple[Transition, int]] = OrderedDict()
         self._weight = 0
         self._lock = threading.Lock()
@@ -83,6 +84,8 @@ class Transitions:
 
     def get(self, task: Any, before: Snapshot, key: Key) -> Transition | None:
         """The step of `key`, if an episode of `task` took it from the table `before`."""
+        if not self.enabled:
+            return None
         with self._lock:
             found = self._entries.get(key)
             if found is None or found[0].before is not before or found[0].task() is not task:
@@ -92,7 +95,7 @@ class Transitions:
 
     def remember(self, key: Key, step: Transition) -> None:
         cost = weight(key, step)
-        if cost > self.max_weight:
+        if not self.enabled or cost > self.max_weight:
             return
         with self._lock:
             previous = self._entries.pop(key, None)

@@ -37,8 +37,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(autouse=True)
 def _no_steps_remembered_from_other_tests() -> None:
     """Each test computes its steps unless it takes them over from its own episodes
-    (`dataclean_env/transitions.py`), whatever ran before it."""
+    (`dataclean_env/transitions.py`), whatever ran before it; an app made with the step
+    memory off (DCE_STEP_MEMORY) turns it off for the process, so it is turned on again."""
     TRANSITIONS.clear()
+    TRANSITIONS.enabled = True
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,6 @@ from dataclean_env import ENV_NAME, __version__
 from dataclean_env.errors import EnvError
 from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.server.episode_store import EpisodeStore
-from dataclean_env.server.fast_lane import install_fast_lane
 from dataclean_env.server.guards import install_guards
 from dataclean_env.server.http_errors import install_error_handlers
 from dataclean_env.server.mcp_gateway import McpGateway, McpTransport
@@ -32,6 +31,7 @@ from dataclean_env.server.routes import episodes, leaderboard, meta, schema, web
 from dataclean_env.server.serving import uvicorn_options
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks import TaskRegistry, registry_for
+from dataclean_env.transitions import TRANSITIONS
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,7 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
+    TRANSITIONS.enabled = settings.step_memory  # one per process, as the setting is
     app.state.store = EpisodeStore(
         registry, capacity=settings.max_episodes, ttl_seconds=settings.episode_ttl_seconds
     )
@@ -72,7 +73,6 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     # MCP clients' transport (FastMCP's) on /mcp, behind every guard and the mount's wait.
     app.state.mcp = McpGateway(mount, limiter)
     app.add_middleware(McpTransport, gateway=app.state.mcp)
-    install_fast_lane(app)  # the innermost middleware but for /mcp's, behind every guard
     app.add_middleware(LazyOpenEnvMiddleware, mount=mount)
     install_guards(app, settings, limiter)
     install_openapi(app, registry.task_ids(), ENV_NAME)

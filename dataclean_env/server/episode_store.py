@@ -57,7 +57,13 @@ class EpisodeStore:
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
+        """Episodes that count toward the capacity (client and replaced-default ids)."""
         return len(self._episodes)
+
+    def held(self) -> int:
+        """Every episode held: those of `len`, the tasks' defaults, the leaderboard's."""
+        with self._lock:
+            return len(self._episodes) + len(self._defaults) + len(self._issued)
 
     def reset(
         self,

@@ -26,7 +26,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dataclean_env.errors import (
     BodyTooLarge,
+    ClientQuotaReached,
     EnvError,
+    HostNotAllowed,
     InvalidText,
     OriginNotAllowed,
     RequestTimeout,
@@ -46,6 +48,25 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 def allowed_origins(settings: Settings) -> list[str]:
     return [o.strip().rstrip("/") for o in settings.cors_origins.split(",") if o.strip()]
+
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
+
+
+def allowed_hosts(settings: Settings) -> frozenset[str]:
+    """DCE_ALLOWED_HOSTS as lower-case names (empty: any Host is served)."""
+    names = {h.strip().lower() for h in settings.allowed_hosts.split(",") if h.strip()}
+    return frozenset(names | LOOPBACK_HOSTS) if names else frozenset()
+
+
+def check_host(headers: Headers, allowed: frozenset[str]) -> None:
+    """HostNotAllowed unless the request's Host (without its port) is in `allowed`."""
+    if not allowed:
+        return
+    host = headers.get("host", "").strip().lower()
+    name = host if host.endswith("]") else host.rsplit(":", 1)[0]
+    if name not in allowed:
+        raise HostNotAllowed(f"this server does not answer for host {host[:64]!r}")
 
 
 def origin_allowed(origin: str, headers: Headers, allowed: list[str]) -> bool:
@@ -85,6 +106,7 @@ class HttpGuard:
         self.max_bytes = settings.max_body_bytes
         self.body_seconds = settings.body_seconds
         self.origins = allowed_origins(settings)
+        self.hosts = allowed_hosts(settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -100,6 +122,7 @@ class HttpGuard:
     async def _check(self, scope: Scope, receive: Receive) -> bytes | None:
         """The request's body (None: left unread), or an EnvError refusing the request."""
         headers = Headers(scope=scope)
+        check_host(headers, self.hosts)
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             raise BodyTooLarge(f"request body is larger than {self.max_bytes} bytes")
@@ -216,22 +239,38 @@ class WebSocketGuard:
         self.idle_seconds = settings.ws_idle_seconds
         self.limiter = limiter
         self.origins = allowed_origins(settings)
+        self.hosts = allowed_hosts(settings)
+        self.per_client = settings.sessions_per_client
+        self.open: dict[str, int] = {}  # client -> open sockets (one event loop: no lock)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
         origin = headers.get("origin")
+        client = client_key(scope)
         try:
+            check_host(headers, self.hosts)
             if origin is not None and not origin_allowed(origin, headers, self.origins):
                 raise OriginNotAllowed("WebSocket connections from this origin are not allowed")
-            self.limiter.take(client_key(scope), "session creations")
+            if self.open.get(client, 0) >= self.per_client:
+                raise ClientQuotaReached(
+                    f"this client has {self.per_client} open /ws sessions, its quota "
+                    f"(DCE_SESSIONS_PER_CLIENT); close one or retry in "
+                    f"{ClientQuotaReached.retry_after} s"
+                )
+            self.limiter.take(client, "session creations")
         except EnvError as exc:
             await self._refuse(receive, send, exc)
             return
+        self.open[client] = self.open.get(client, 0) + 1
         token = LIVE_SOCKET.set(True)  # sessions made for this socket are not "detached"
         try:
             await self.app(scope, self._guarded(receive, send), send)
         finally:
             LIVE_SOCKET.reset(token)
+            if (left := self.open[client] - 1) > 0:
+                self.open[client] = left
+            else:
+                del self.open[client]
 
     def _guarded(self, receive: Receive, send: Send) -> Callable[[], Awaitable[Message]]:
         connected = False
@@ -266,7 +305,8 @@ class WebSocketGuard:
             return
         await send({"type": "websocket.accept"})
         await send({"type": "websocket.send", "text": _error_frame(exc.detail, exc.code)})
-        await send({"type": "websocket.close", "code": 1013 if exc.status == 429 else 1008})
+        retry = exc.status in (429, 503)  # 1013: try again later; 1008: policy
+        await send({"type": "websocket.close", "code": 1013 if retry else 1008})
 
 
 def guard_websockets(routes: list[Any], settings: Settings, limiter: RateLimiter) -> None:

@@ -55,7 +55,9 @@ ENGINE_SECONDS = Histogram(
     "dce_engine_seconds", "Time in the engine (reset, step, state work)", buckets=LATENCY_BUCKETS
 )
 EPISODES = Gauge(
-    "dce_open_episodes", "Episodes held by the REST episode store", multiprocess_mode="livesum"
+    "dce_open_episodes",
+    "Episodes held: client ids, task defaults and leaderboard episodes",
+    multiprocess_mode="livesum",
 )
 SESSIONS = Gauge("dce_open_sessions", "Open WebSocket sessions", multiprocess_mode="livesum")
 
@@ -175,7 +177,7 @@ class ObservabilityMiddleware:
                 _REST_STEP_SECONDS.observe(elapsed)
             store = getattr(getattr(scope["app"], "state", None), "store", None)
             if store is not None:
-                EPISODES.set(len(store))
+                EPISODES.set(store.held())
             if self.json_logs:
                 self._log(scope, route, status, elapsed, bytes(body))
 
@@ -223,5 +225,5 @@ async def metrics_endpoint(request: Request) -> Response:
     latency histograms, open episodes and WebSocket sessions."""
     store = getattr(request.app.state, "store", None)
     if store is not None:
-        EPISODES.set(len(store))
+        EPISODES.set(store.held())
     return metrics_response()

@@ -1,4 +1,4 @@
-"""Reading request bodies: size limit, JSON, and the accepted shapes of reset and step."""
+"""Reading request bodies: size limit, JSON, and the ids a step body may carry."""
 
 from __future__ import annotations
 
@@ -8,13 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Request
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from dataclean_env.errors import BodyTooLarge, InvalidAction, InvalidText, describe
-from dataclean_env.schemas import Action, ResetRequest
-
-# Fields OpenEnv clients add to their requests; accepted and ignored.
-_OPENENV_EXTRAS = ("request_id", "timeout_s")
+from dataclean_env.doors import OPENENV_EXTRAS, parse_action
+from dataclean_env.errors import BodyTooLarge, InvalidAction, InvalidText
+from dataclean_env.schemas import Action
 
 
 async def read_json(request: Request, max_bytes: int) -> dict[str, Any]:
@@ -108,31 +106,10 @@ def _text(value: Any, field: str) -> str | None:
     return value
 
 
-def parse_reset(body: dict[str, Any]) -> ResetRequest:
-    body = {k: v for k, v in body.items() if k not in _OPENENV_EXTRAS}
-    try:
-        return ResetRequest.model_validate(body)
-    except ValidationError as exc:
-        raise InvalidAction(describe(exc)) from None
-
-
 def parse_step(body: dict[str, Any]) -> StepCall:
-    """`{operation, parameters}` or `{"action": {...}}`, each with optional task/episode ids."""
-    body = {k: v for k, v in body.items() if k not in _OPENENV_EXTRAS}
+    """The task and episode ids a step body may carry, and its action (`doors.parse_action`:
+    an envelope, or `{"action": envelope}`)."""
+    body = {k: v for k, v in body.items() if k not in OPENENV_EXTRAS}
     task_id = _text(body.pop("task_id", None), "task_id")
     episode_id = _text(body.pop("episode_id", None), "episode_id")
-    if "action" in body:
-        envelope = body.pop("action")
-        if body:
-            raise InvalidAction(f"unexpected fields beside 'action': {sorted(body)}")
-    else:
-        envelope = body
-    if not isinstance(envelope, dict):
-        raise InvalidAction(
-            'the action must be a JSON object like {"operation": ..., "parameters": {...}}'
-        )
-    try:
-        action = Action.model_validate(envelope)
-    except ValidationError as exc:
-        raise InvalidAction(describe(exc)) from None
-    return StepCall(task_id, episode_id, action)
+    return StepCall(task_id, episode_id, parse_action(body, "body"))

@@ -95,11 +95,10 @@ def worker_options(settings: Settings) -> dict[str, Any]:
 def behind_front(app: ASGIApp, settings: Settings) -> ASGIApp:
     """`app` as a worker serves it: the client address comes from X-Forwarded-For, where the
     front appended its TCP peer, read with the trusted proxies a single process uses."""
-    allowed = settings.forwarded_allow_ips.strip()
     # uvicorn types ASGI more narrowly than Starlette; the protocol is the same.
     trusted: Any = ProxyHeadersMiddleware(
         app,  # type: ignore[arg-type]
-        trusted_hosts="*" if allowed == "*" else f"{allowed},{FRONT_PEER}",
+        trusted_hosts=f"{settings.forwarded_allow_ips},{FRONT_PEER}",
     )
 
     async def from_front(scope: Scope, receive: Receive, send: Send) -> None:

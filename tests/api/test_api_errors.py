@@ -451,6 +451,22 @@ def test_unknown_route_and_method_are_json_errors(client: TestClient) -> None:
     assert_error(client.put("/step/easy_dedup_rename"), 405)
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("TRACE", "/health", "GET"),
+        ("PUT", "/step/easy_dedup_rename", "POST"),
+        ("GET", "/reset", "POST"),
+    ],
+)
+def test_405_names_the_allowed_methods(
+    client: TestClient, method: str, path: str, allow: str
+) -> None:
+    answer = client.request(method, path)
+    assert_error(answer, 405, "METHOD_NOT_ALLOWED")
+    assert answer.headers["allow"] == allow
+
+
 # ── fuzz: odd bodies never make the server answer 500 ────────────────────────
 
 DEEP_ARRAY = b"[" * 100_000 + b"]" * 100_000

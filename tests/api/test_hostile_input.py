@@ -330,7 +330,14 @@ def test_rest_hostile_input(
 
 
 def test_catastrophic_pattern_on_matching_cells_is_refused_in_time(hostile: TestClient) -> None:
-    """The issue's exact payload over REST: 20 cells of "a"*350+"!" and `(a+)+$`."""
+    """20 cells of "a"*350+"!" and `(a|aa)+$`, over REST.
+
+    The pattern must be catastrophic for the `regex` module itself, whatever the machine:
+    `(a|aa)+$` backtracks through every split of 350 a's into ones and twos (about 10**73
+    of them), so the per-cell limit fires on the first cell on any machine, however fast.
+    (`(a+)+$` is not: `regex` matches it in polynomial time, so it only timed out when the
+    machine was slow.) A refused step is never remembered, so the program of 20 is computed
+    and refused too, whatever ran before."""
     ok(hostile.post(f"/reset/{TASK}", json={"seed": 0, "episode_id": VICTIM}))
     rows = [
         r["contact_id"]
@@ -359,7 +366,7 @@ def test_catastrophic_pattern_on_matching_cells_is_refused_in_time(hostile: Test
     before = snapshot(hostile)
     redos = {
         "operation": "regex_replace",
-        "parameters": {"column": "full_name", "pattern": "(a+)+$", "replacement": "x"},
+        "parameters": {"column": "full_name", "pattern": "(a|aa)+$", "replacement": "x"},
     }
     for action in (redos, {"operation": "program", "parameters": {"operations": [redos] * 20}}):
         response = hostile.post(f"/step/{TASK}", json=action, params={"episode_id": VICTIM})

@@ -319,3 +319,20 @@ def test_agent_script_from_project_root() -> None:
         [0.9999, True, None],
     ]
     assert answer["obs"]["columns"] == ["emp_id", "emp_name", "dept", "salary", "age"]
+
+
+def test_observations_are_the_callers_own() -> None:
+    """Two episodes of one instance take the same step (the second takes it over from the
+    step memory); editing what one caller got changes nothing another caller gets."""
+    first, second = DataCleaningEnv(seed=5), DataCleaningEnv(seed=5)
+    first.reset(), second.reset()
+    action = {"operation": "remove_duplicates", "parameters": {}}
+    mine = first.step(action)
+    before = second.step(action).observation.model_dump_json()
+    mine.observation.column_profiles.clear()
+    mine.observation.missing_values["extra"] = 1
+    mine.observation.columns.append("extra")
+    assert second.step({"operation": "noop", "parameters": {}}).observation.columns[-1] != "extra"
+    again = DataCleaningEnv(seed=5)
+    again.reset()
+    assert again.step(action).observation.model_dump_json() == before

@@ -38,6 +38,8 @@ def test_the_page_is_served_with_a_strict_content_policy(client: TestClient, pat
     assert '<script src="/static/app.js" defer></script>' in answer.text
     policy = answer.headers["content-security-policy"]
     assert "script-src 'self'" in policy and "connect-src 'self'" in policy
+    # Only the page itself and a Space's parent (huggingface.co) may frame it.
+    assert policy.endswith("; frame-ancestors 'self' https://huggingface.co")
 
 
 def test_assets_are_served_and_nothing_else(client: TestClient) -> None:

@@ -60,48 +60,51 @@ def plant_catastrophic_cells(client: httpx.Client) -> None:
 
 REDOS = {
     "operation": "regex_replace",
-    "parameters": {"column": "full_name", "pattern": "(a+)+$", "replacement": "x"},
+    "parameters": {"column": "full_name", "pattern": "(a|aa)+$", "replacement": "x"},
 }
 PROGRAM = {"operation": "program", "parameters": {"operations": [REDOS] * 20}}
 
 
-def health_latencies(url: str, stop: threading.Event) -> list[float]:
-    latencies = []
+def health_calls(url: str, stop: threading.Event) -> list[tuple[float, float]]:
+    """(sent, answered) on the monotonic clock of every /health call until `stop`."""
+    calls = []
     with httpx.Client(base_url=url, timeout=30) as client:
         while not stop.is_set():
-            started = time.perf_counter()
+            sent = time.monotonic()
             assert client.get("/health").status_code == 200
-            latencies.append(time.perf_counter() - started)
+            calls.append((sent, time.monotonic()))
             time.sleep(0.01)
-    return latencies
+    return calls
+
+
+def answered_inside(calls: list[tuple[float, float]], start: float, end: float) -> int:
+    """/health calls sent and answered while the step ran. A blocked event loop answers
+    none: a call sent during the step waits for its end. The step lasts at least the
+    regex module's 0.5 s per-cell limit (wall time, on any machine), about a hundred
+    times a /health call, so the verdict does not hang on the machine's speed."""
+    return sum(1 for sent, answered in calls if start < sent and answered < end)
 
 
 def test_health_answers_while_the_catastrophic_step_runs(server: LiveServer) -> None:
     with httpx.Client(base_url=server.url, timeout=60) as client:
         plant_catastrophic_cells(client)
         stop = threading.Event()
-        result: dict[str, list[float]] = {}
-        poller = threading.Thread(
-            target=lambda: result.update(h=health_latencies(server.url, stop))
-        )
+        result: dict[str, list[tuple[float, float]]] = {}
+        poller = threading.Thread(target=lambda: result.update(h=health_calls(server.url, stop)))
         poller.start()
         try:
             time.sleep(0.1)
-            started = time.perf_counter()
+            started = time.monotonic()
             answer = client.post(f"/step/{TASK}", json=PROGRAM, params={"episode_id": "victim"})
-            took = time.perf_counter() - started
+            ended = time.monotonic()
         finally:
             stop.set()
             poller.join(timeout=30)
     assert answer.status_code == 422 and answer.json()["code"] == "STEP_TIME_LIMIT"
-    assert took < 4.0, took  # DCE_STEP_SECONDS = 2 (it took 224 s unbounded)
-    latencies = sorted(result["h"])
-    assert len(latencies) >= 20
-    # milliseconds, not seconds: the step runs in a worker thread and the regex module
-    # releases the GIL while it matches
-    assert latencies[len(latencies) // 2] < 0.05, latencies
-    # (the machine is shared: one slow outlier is the scheduler, not a blocked loop)
-    assert latencies[int(len(latencies) * 0.9)] < 0.25, latencies
+    # Bounded: DCE_STEP_SECONDS is 2 and the first cell's 0.5 s limit fires; unbounded,
+    # `(a|aa)+$` on 350 a's would not end in the life of the machine.
+    assert ended - started < 60
+    assert answered_inside(result["h"], started, ended) >= 1, result["h"]
 
 
 def test_health_answers_while_a_ws_step_runs(server: LiveServer) -> None:
@@ -109,7 +112,7 @@ def test_health_answers_while_a_ws_step_runs(server: LiveServer) -> None:
         plant_catastrophic_cells(client)
     ws_url = server.url.replace("http", "ws") + "/ws"
     stop = threading.Event()
-    result: dict[str, list[float]] = {}
+    result: dict[str, list[tuple[float, float]]] = {}
     with connect(ws_url) as ws:
         ws.send(json.dumps({"type": "reset", "data": {"task_id": TASK, "seed": 0}}))
         first = json.loads(ws.recv())["data"]["observation"]
@@ -130,23 +133,23 @@ def test_health_answers_while_a_ws_step_runs(server: LiveServer) -> None:
             )
         )
         json.loads(ws.recv())
-        poller = threading.Thread(
-            target=lambda: result.update(h=health_latencies(server.url, stop))
-        )
+        poller = threading.Thread(target=lambda: result.update(h=health_calls(server.url, stop)))
         poller.start()
         try:
             time.sleep(0.1)
+            started = time.monotonic()
             ws.send(json.dumps({"type": "step", "data": PROGRAM}))
-            answer = json.loads(ws.recv(timeout=30))
+            answer = json.loads(ws.recv(timeout=60))
+            ended = time.monotonic()
         finally:
             stop.set()
             poller.join(timeout=30)
-    # One cell backtracks for well under the step limit, so 20 regex steps of one cell run;
-    # the program is bounded as a whole either way.
-    assert answer["type"] == "observation"
-    latencies = sorted(result["h"])
-    assert latencies[len(latencies) // 2] < 0.05, latencies
-    assert latencies[int(len(latencies) * 0.9)] < 0.25, latencies
+    # One planted cell is enough: the pattern's per-cell limit fires on it.
+    # A refused /ws step answers an observation of the unchanged episode with the error.
+    refused = answer["data"]["observation"]
+    assert answer["type"] == "observation" and refused["step"] == 1, answer
+    assert refused["info"]["error"]["code"] == "STEP_TIME_LIMIT", refused["info"]
+    assert answered_inside(result["h"], started, ended) >= 1, result["h"]
 
 
 def test_slow_headers_are_cut_off(server: LiveServer) -> None:
@@ -191,14 +194,14 @@ def test_chunked_body_over_the_limit_on_mcp(server: LiveServer) -> None:
 
 
 def test_slow_body_is_answered_408(server: LiveServer) -> None:
-    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as sock:
         sock.sendall(
             b"POST /reset/crm HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
             b"Content-Length: 100\r\n\r\n{"
         )
         started = time.monotonic()
         answer = sock.recv(4096)
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 30  # body_seconds is 1; without a cut-off, never
     assert answer.startswith(b"HTTP/1.1 408")
     assert b"REQUEST_TIMEOUT" in answer
 
@@ -211,8 +214,8 @@ def test_idle_websocket_is_closed_on_the_wire() -> None:
             assert json.loads(ws.recv(timeout=10))["type"] == "observation"
             started = time.monotonic()
             with pytest.raises(ConnectionClosed) as closed:
-                ws.recv(timeout=10)
-            assert 0.4 < time.monotonic() - started < 5
+                ws.recv(timeout=60)
+            assert 0.4 < time.monotonic() - started < 30
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
         deadline = time.monotonic() + 5
         while live.app.state.openenv.active_sessions and time.monotonic() < deadline:

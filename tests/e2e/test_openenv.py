@@ -28,7 +28,8 @@ OPENENV = str(Path(sys.executable).parent / "openenv")
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
-    with LiveServer(Settings(max_sessions=80)) as live:
+    # 64 sessions at once from one address (this test): above the per-client quota
+    with LiveServer(Settings(max_sessions=80, sessions_per_client=80)) as live:
         yield live
 
 

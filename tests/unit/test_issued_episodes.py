@@ -33,3 +33,13 @@ def test_issued_episodes_never_expire_and_a_reset_joins_them() -> None:
     store.withdraw("lb-issued")
     with pytest.raises(UnknownEpisode):
         store.get("lb-issued")
+
+
+def test_a_lost_leaderboard_id_is_unknown_and_never_created() -> None:
+    store = EpisodeStore(default_registry(), capacity=4, ttl_seconds=60.0)
+    lost = "lb-" + "0123456789abcdef" * 2
+    with pytest.raises(UnknownEpisode, match="no leaderboard episode 'lb-0123"):
+        store.reset("crm", 0, lost)
+    assert len(store) == 0
+    with pytest.raises(UnknownEpisode):
+        store.get(lost)

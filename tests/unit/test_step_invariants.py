@@ -196,7 +196,7 @@ def test_in_process_door_refuses_invalid_unicode_without_raising() -> None:
 # ── engine time ──────────────────────────────────────────────────────────────
 
 
-REDOS = {"column": "t", "pattern": "(a+)+$", "replacement": "x"}
+REDOS = {"column": "t", "pattern": "(a|aa)+$", "replacement": "x"}  # exponential in `regex`
 
 
 @pytest.mark.parametrize(
@@ -218,9 +218,10 @@ def test_one_step_is_bounded_by_the_step_time_limit(tasks: TaskRegistry, action:
     with pytest.raises(StepTimeLimit, match="longer than its engine time limit"):
         episode.step(action)
     elapsed = time.monotonic() - started
-    # Unbounded, these took 5-11 s and 224 s (issue 11). The bound is the step's 0.5 s plus
-    # the regex module's check granularity.
-    assert elapsed < 2.0, elapsed
+    # Unbounded, the pattern would backtrack for longer than the machine lives; bounded, the
+    # step ends near its 0.5 s. The verdict's bound is far from both, so no machine's speed
+    # or load decides it.
+    assert elapsed < 60, elapsed
     assert served(episode) == before
 
 

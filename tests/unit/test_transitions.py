@@ -193,3 +193,22 @@ def test_only_phased_tasks_offer_the_operations_that_read_the_history(
     for spec in registry.specs():
         if set(AUDIT_PHASES) & set(spec.operations):
             assert spec.phases == AUDIT_PHASES, spec.task_id
+
+
+def test_step_memory_off_keeps_nothing_and_changes_no_byte(registry: TaskRegistry) -> None:
+    """Settings.step_memory=False (DCE_STEP_MEMORY): no step is looked up or kept, and the
+    answers are the bytes the memory would have given."""
+    task = registry.make("hard_full_pipeline", 7)
+    dedup = {"operation": "remove_duplicates", "parameters": {}}
+    remembered = step(Episode("on", task), dedup)
+    assert len(TRANSITIONS) == 1
+    TRANSITIONS.clear()
+    TRANSITIONS.enabled = False
+    try:
+        first, second = Episode("on", task), Episode("on", task)
+        assert step(first, dedup) == remembered
+        assert step(second, dedup) == remembered
+        assert len(TRANSITIONS) == 0
+        assert second.snapshot is not first.snapshot  # computed again, not taken over
+    finally:
+        TRANSITIONS.enabled = True

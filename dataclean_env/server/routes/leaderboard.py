@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from dataclean_env.errors import InvalidSubmission
 from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.server.deps import get_registry, get_settings
+from dataclean_env.server.rate_limit import client_key
 from dataclean_env.server.requests import read_json
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
@@ -57,10 +58,6 @@ Registry = Annotated[TaskRegistry, Depends(get_registry)]
 Config = Annotated[Settings, Depends(get_settings)]
 
 
-def _client(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
-
-
 def _parse(model: type[BaseModel], body: dict[str, Any]) -> Any:
     try:
         return model.model_validate(body)
@@ -93,7 +90,12 @@ async def submit(request: Request, board: Board, registry: Registry, settings: C
     form = _parse(SubmitRequest, await read_json(request, settings.max_body_bytes))
     registry.spec(form.task_id)  # 404 UNKNOWN_TASK
     entry = await run_in_threadpool(
-        board.submit, form.model_name, form.task_id, form.score, form.steps, _client(request)
+        board.submit,
+        form.model_name,
+        form.task_id,
+        form.score,
+        form.steps,
+        client_key(request.scope),
     )
     return {"status": "submitted", "entry": entry}
 
@@ -105,7 +107,12 @@ async def start_run(request: Request, board: Board, settings: Config) -> Any:
     frame with `episode_id`). Episodes are blind; the server scores them itself."""
     form = _parse(RunRequest, await read_json(request, settings.max_body_bytes))
     return await run_in_threadpool(
-        board.create_run, form.name, form.model, form.families, form.episodes, _client(request)
+        board.create_run,
+        form.name,
+        form.model,
+        form.families,
+        form.episodes,
+        client_key(request.scope),
     )
 
 

@@ -44,7 +44,9 @@ _PAGE_HEADERS = {
     "Cache-Control": "no-cache",
     "Content-Security-Policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'"
+        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+        # A Space shows its app in a frame of huggingface.co; no other site may frame it.
+        "frame-ancestors 'self' https://huggingface.co"
     ),
     "X-Content-Type-Options": "nosniff",
 }

@@ -65,6 +65,18 @@ def test_metrics_count_requests_errors_steps_engine_time_and_episodes() -> None:
     assert delta("dce_step_seconds_bucket", door="rest", le="+Inf") == 3
 
 
+def test_open_episodes_count_defaults_and_leaderboard_episodes(tmp_path) -> None:
+    settings = Settings(openenv_mount="lazy", leaderboard_db=tmp_path / "lb.sqlite3")
+    with TestClient(create_app(settings)) as client:
+        assert value(samples(client), "dce_open_episodes") == 0
+        run = {"name": "t", "model": "m", "families": ["crm"], "episodes": 2}
+        assert client.post("/leaderboard/runs", json=run).status_code == 200
+        assert value(samples(client), "dce_open_episodes") == 2  # the run's two episodes
+        assert client.post("/reset/crm", json={}).status_code == 200  # the task's default
+        assert client.post("/reset/crm", json={"episode_id": "mine"}).status_code == 200
+        assert value(samples(client), "dce_open_episodes") == 4
+
+
 def test_metrics_count_websocket_sessions_and_ws_steps() -> None:
     with TestClient(create_app(Settings(openenv_mount="lazy"))) as client:
         before = samples(client)

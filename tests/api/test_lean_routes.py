@@ -1,5 +1,6 @@
-"""The fast lane (server/fast_lane.py) answers reset, step and state exactly as the
-documented FastAPI routes would: same status, headers that matter, and bytes."""
+"""The lean routes (`routes.episodes.LeanRoute`) answer reset, step and state exactly as
+FastAPI's own handling of the same routes (dependencies, endpoint) would: same status,
+headers that matter, and bytes."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from dataclean_env.server.app import create_app
-from dataclean_env.server.fast_lane import FastLane
+from dataclean_env.server.routes import episodes
+from dataclean_env.server.routes.episodes import LeanRoute
 from dataclean_env.settings import Settings
 
 TASK = "easy_dedup_rename"
@@ -36,16 +39,10 @@ CALLS: list[tuple[str, str, object, dict[str, str]]] = [
     ("GET", f"/state?task_id={TASK}", None, {}),
     ("GET", "/state?task_id=", None, {}),
     ("GET", "/state", None, {"X-Episode-Id": "lane-1"}),
-    ("HEAD", f"/state/{TASK}", None, {}),  # left to the APIRoute
-    ("POST", "/step/", {"operation": "noop"}, {}),  # a trailing slash: left to FastAPI
+    ("HEAD", f"/state/{TASK}", None, {}),  # not a method of the route: 405
+    ("POST", "/step/", {"operation": "noop"}, {}),  # a trailing slash: FastAPI redirects
     ("PUT", f"/step/{TASK}", {"operation": "noop"}, {}),  # 405 from FastAPI
 ]
-
-
-def _without_lane(settings: Settings) -> TestClient:
-    app = create_app(settings)
-    app.user_middleware = [m for m in app.user_middleware if m.cls is not FastLane]
-    return TestClient(app)
 
 
 @pytest.fixture
@@ -54,10 +51,10 @@ def pair(tmp_path: Path) -> Iterator[tuple[TestClient, TestClient]]:
         return Settings(leaderboard_db=tmp_path / f"{name}.sqlite3")
 
     with (
-        TestClient(create_app(settings("lane"))) as lane,
-        _without_lane(settings("plain")) as plain,
+        TestClient(create_app(settings("lean"))) as lean,
+        TestClient(create_app(settings("plain"))) as plain,
     ):
-        yield lane, plain
+        yield lean, plain
 
 
 def _same_ids(body: bytes) -> bytes:
@@ -74,12 +71,15 @@ def _call(client: TestClient, method: str, path: str, body: object, headers: dic
     return client.request(method, path, json=body, headers=headers)
 
 
-def test_the_lane_answers_byte_for_byte_as_the_routes(pair: tuple[TestClient, TestClient]):
-    lane, plain = pair
-    assert any(m.cls is FastLane for m in lane.app.user_middleware)
+def test_the_lean_routes_answer_byte_for_byte_as_fastapi(
+    pair: tuple[TestClient, TestClient], monkeypatch: pytest.MonkeyPatch
+):
+    lean, plain = pair
     for method, path, body, headers in CALLS:
-        ours = _call(lane, method, path, body, headers)
-        theirs = _call(plain, method, path, body, headers)
+        ours = _call(lean, method, path, body, headers)
+        with monkeypatch.context() as fastapi_handles:  # the routes as plain APIRoutes
+            fastapi_handles.setattr(LeanRoute, "handle", APIRoute.handle)
+            theirs = _call(plain, method, path, body, headers)
         where = f"{method} {path}"
         assert ours.status_code == theirs.status_code, where
         assert _same_ids(ours.content) == _same_ids(theirs.content), where
@@ -87,36 +87,40 @@ def test_the_lane_answers_byte_for_byte_as_the_routes(pair: tuple[TestClient, Te
         assert ours.headers.get("location") == theirs.headers.get("location"), where
 
 
-def test_the_lane_serves_the_hot_routes_and_leaves_the_rest(client: TestClient):
-    """The lane answers without the router (no route endpoint runs); FastAPI answers
-    what the lane leaves."""
-    calls: list[str] = []
-    router_app = client.app.router
+def test_each_hot_path_has_one_route(client: TestClient, monkeypatch: pytest.MonkeyPatch):
+    """Reset, step and state are LeanRoutes, and a request to them is handled by their
+    LeanRoute (no middleware answers it before the router)."""
+    assert sorted((r.path, sorted(r.methods)) for r in episodes.router.routes) == [
+        ("/reset", ["POST"]),
+        ("/reset/{task_id}", ["POST"]),
+        ("/state", ["GET"]),
+        ("/state/{task_id}", ["GET"]),
+        ("/step", ["POST"]),
+        ("/step/{task_id}", ["POST"]),
+    ]
+    assert all(isinstance(r, LeanRoute) for r in episodes.router.routes)
+    handled: list[str] = []
+    lean_handle = LeanRoute.handle
 
-    async def counting(scope, receive, send):  # the router, behind the lane
-        calls.append(f"{scope['method']} {scope['path']}")
-        await router_app(scope, receive, send)
+    async def counting(route: LeanRoute, scope, receive, send) -> None:
+        handled.append(f"{scope['method']} {route.path}")
+        await lean_handle(route, scope, receive, send)
 
-    stack = client.app.build_middleware_stack()
-    client.app.middleware_stack = stack
-    lane = stack
-    while not isinstance(lane, FastLane):
-        lane = lane.app
-    inner = lane.app
-    while getattr(inner, "app", None) is not router_app:
-        inner = inner.app
-    inner.app = counting
-
+    monkeypatch.setattr(LeanRoute, "handle", counting)
     assert client.post(f"/reset/{TASK}", json={"episode_id": "hot"}).status_code == 200
     assert client.post(f"/step/{TASK}", json={"operation": "remove_duplicates"}).status_code == 200
     assert client.get("/state", params={"episode_id": "hot"}).status_code == 200
-    assert calls == []
     assert client.get("/health").status_code == 200
     assert client.head(f"/state/{TASK}").status_code == 405  # as FastAPI's GET routes answer
-    assert calls == ["GET /health", f"HEAD /state/{TASK}"]
+    assert handled == [
+        "POST /reset/{task_id}",
+        "POST /step/{task_id}",
+        "GET /state",
+        "HEAD /state/{task_id}",
+    ]
 
 
-def test_lane_requests_are_counted_by_route_template(client: TestClient):
+def test_lean_requests_are_counted_by_route_template(client: TestClient):
     client.post(f"/reset/{TASK}", json={"episode_id": "counted"})
     client.post(f"/step/{TASK}", json={"operation": "remove_duplicates", "episode_id": "counted"})
     client.post("/step", json={"operation": "remove_duplicates", "episode_id": "nope"})
