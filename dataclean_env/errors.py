@@ -205,3 +205,11 @@ class LeaderboardUnavailable(EnvError):
     code = "LEADERBOARD_UNAVAILABLE"
     status = 503
     retry_after = 5
+
+
+class SqlRefused(EnvError):
+    """SQL the sandbox does not run: a statement kind the operation does not allow, a
+    statement DuckDB cannot parse or run, or one that reaches past the table `t`."""
+
+    code = "SQL_REFUSED"
+    status = 422

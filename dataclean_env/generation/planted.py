@@ -93,7 +93,10 @@ def _out_of_range(column: str) -> Callable[[random.Random, Any, dict], str]:
         if column == "salary":
             return str(rng.choice([-int(value), int(value) * 100, 7]))
         day = dt.date.fromisoformat(value)
-        return day.replace(year=rng.choice([1899, 2099, 2190])).isoformat()
+        year = rng.choice([1899, 2099, 2190])  # none of them leap years: 29 February is 28th
+        return day.replace(
+            year=year, day=min(day.day, 28) if day.month == 2 else day.day
+        ).isoformat()
 
     return make
 

@@ -14,6 +14,7 @@ from dataclean_env.operations import (  # noqa: F401  (imported to register)
     program,
     reading,
     rows,
+    sql,
     text,
 )
 from dataclean_env.operations.registry import (

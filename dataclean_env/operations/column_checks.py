@@ -93,7 +93,7 @@ def _rewritten(
     return pd.Series(values, index=table.index, dtype=table[column].dtype), count
 
 
-def _rewrite(
+def rewrite_columns(
     table: pd.DataFrame, ctx: OpContext, new_values: dict[str, list[Any]], what: str
 ) -> OpResult:
     snapshot = ctx.snapshot_of(table)
@@ -114,7 +114,7 @@ def rewrite_rows(
     table: pd.DataFrame, ctx: OpContext, column: str, new: list[Any], what: str
 ) -> OpResult:
     """Replace a column's values (snapshot form, MISSING for empty) by `new`, row by row."""
-    return _rewrite(table, ctx, {column: new}, what)
+    return rewrite_columns(table, ctx, {column: new}, what)
 
 
 def rewrite_cells(
@@ -132,7 +132,7 @@ def rewrite_cells(
     a column of text and gaps is then rewritten in one C-level map."""
     values = ctx.snapshot_of(table).values
     new_values = {c: _rewritten_cells(values[c], rewrite, text_method) for c in columns}
-    return _rewrite(table, ctx, new_values, what)
+    return rewrite_columns(table, ctx, new_values, what)
 
 
 def _rewritten_cells(

@@ -22,6 +22,7 @@ from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.guards import install_guards
 from dataclean_env.server.http_errors import install_error_handlers
+from dataclean_env.server.mcp_gateway import McpGateway, McpTransport
 from dataclean_env.server.metrics import ObservabilityMiddleware, metrics_endpoint
 from dataclean_env.server.openapi_doc import install_openapi
 from dataclean_env.server.openenv_routes import LazyOpenEnvMiddleware, OpenEnvMount
@@ -69,6 +70,9 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
         settings.creation_rate_per_second, settings.creation_burst
     )
     app.state.openenv = mount = OpenEnvMount(app, registry, settings, limiter)
+    # MCP clients' transport (FastMCP's) on /mcp, behind every guard and the mount's wait.
+    app.state.mcp = McpGateway(mount, limiter)
+    app.add_middleware(McpTransport, gateway=app.state.mcp)
     app.add_middleware(LazyOpenEnvMiddleware, mount=mount)
     install_guards(app, settings, limiter)
     install_openapi(app, registry.task_ids(), ENV_NAME)
@@ -94,6 +98,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     if warm is not None and not warm.done():
         warm.cancel()
     heartbeat.cancel()
+    await app.state.mcp.aclose()
     await asyncio.to_thread(app.state.leaderboard.close)  # its runs are no longer held
 
 

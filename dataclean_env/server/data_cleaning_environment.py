@@ -65,7 +65,13 @@ from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import SPLITS
 from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
 from dataclean_env.openenv_light import skip_package_inits
-from dataclean_env.reward_visibility import REWARD_MODES, RewardMode, blind_info, hides
+from dataclean_env.reward_visibility import (
+    REWARD_MODES,
+    RewardMode,
+    blind_info,
+    hides,
+    visible_state,
+)
 from dataclean_env.schemas import Action, StepResult, graded
 from dataclean_env.server.metrics import observe_ws_step
 from dataclean_env.server.scheduling import is_slow, run_sized
@@ -221,9 +227,7 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         if self.episode is None:
             return CleaningState()
         with self.episode.lock:
-            state = self.episode.state().model_dump()
-        if hides(self.episode, state["done"]):
-            state["reward"] = None
+            state = visible_state(self.episode, self.episode.state()).model_dump()
         return CleaningState(**state)
 
     def get_metadata(self) -> EnvironmentMetadata:

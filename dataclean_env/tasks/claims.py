@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from dataclean_env.errors import InvalidAction
-from dataclean_env.generation import SPLITS, instance_rng
+from dataclean_env.generation import SPLITS, instance_rng, secret_rng
 from dataclean_env.generation import formats as formats_generator
 from dataclean_env.generation import planted as planted_generator
 from dataclean_env.grading.claims import (
@@ -232,6 +232,14 @@ def generated_instance(
     source = _source(kind, instance_rng(task_id, split, seed))
     spec, grader, solution = build(task_id, "generated", kind, source)
     return spec, grader, solution, source.dirty
+
+
+def secret_claims_task(task_id: str, secret: bytes, index: int) -> Task:
+    """Instance `index` of a claims family's secret split (like `generated.secret_task`)."""
+    kind = GENERATED[task_id]
+    source = _source(kind, secret_rng(secret, task_id, index))
+    spec, grader, solution = build(task_id, "generated", kind, source)
+    return Task(spec, source.dirty, grader, None, "secret", solution=solution)
 
 
 @lru_cache(maxsize=8)

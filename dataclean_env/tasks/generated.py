@@ -94,7 +94,7 @@ def _built(task_id: str, generated: Generated) -> tuple[TaskSpec, Generated, Pre
         difficulty=generated.difficulty,
         description=generated.description,
         max_steps=generated.max_steps,
-        operations=generated.operations,
+        operations=with_sql(generated.operations),
         scoring=dict(WEIGHTS),
         target_schema={c: kind_of(clean[c].dtype) for c in clean.columns},
         cells=generated.dirty.size,
@@ -130,7 +130,7 @@ class GeneratedFamily:
                         f"own rule card. Instance train/0 reads: {sample.description}"
                     ),
                     max_steps=sample.max_steps,
-                    operations=sample.operations,
+                    operations=with_sql(sample.operations),
                     scoring=sample.scoring,
                     cells=sample.cells,
                     protected_columns=sample.protected_columns,
@@ -152,3 +152,8 @@ def predicted_difficulty(task_id: str, split: str, seed: int) -> str:
     """The difficulty of instance (task_id, split, seed) without generating it: every
     generator draws its difficulty first (a test holds each family to this)."""
     return pick_difficulty(instance_rng(task_id, split, seed))[0]
+
+
+def with_sql(operations: tuple[str, ...]) -> tuple[str, ...]:
+    """A generated family's operations plus SQL over its table (`query` and `sql`)."""
+    return tuple(dict.fromkeys((*operations, "query", "sql")))

@@ -70,3 +70,14 @@ def test_the_same_bad_action_reads_the_same_at_every_door(registry) -> None:
     with TestClient(create_app(Settings(), registry)) as client:
         answer = client.post("/step/easy_dedup_rename", json=bad)
     assert (answer.status_code, answer.json()["detail"]) == (422, expected)
+
+
+def test_a_blind_real_table_shows_no_repair_figures_in_state_before_it_ends() -> None:
+    from dataclean_env.tasks import default_registry as registry_of
+
+    env = DataCleaningEnvironment(registry_of())
+    for mode, hidden in (("absolute", False), ("hidden", True)):
+        env.reset(task_id="rayyan", reward_mode=mode)
+        env.step(CleaningAction(operation="show_rows", parameters={}))
+        state = env.state
+        assert (state.repair is None) is hidden and (state.reward is None) is hidden, mode

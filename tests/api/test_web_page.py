@@ -119,16 +119,19 @@ def test_the_viewer_pages_and_refuses_bad_queries(client: TestClient) -> None:
 
 
 def test_the_viewer_is_closed_to_blind_episodes(client: TestClient) -> None:
-    # The leaderboard marks its blind episodes with reward_mode = "hidden" (or a run id).
-    ok(client.post("/reset/crm", json={"episode_id": "blind-1"}))
-    ok(client.post("/reset/crm", json={"episode_id": "blind-2"}))
-    store = client.app.state.store
-    store.get("blind-1").reward_mode = "hidden"
-    store.get("blind-2").run_id = "run-1"
-    for episode_id in ("blind-1", "blind-2"):
-        answer = client.get(f"/episodes/{episode_id}/table")
-        assert answer.status_code == 403
-        assert answer.json()["code"] == "VIEW_REFUSED"
+    # A blind episode (reward_mode="hidden", as every leaderboard episode is): both of the
+    # page's helpers are closed to it until it ends.
+    for task_id in ("crm", "rayyan"):
+        ok(
+            client.post(
+                f"/reset/{task_id}",
+                json={"episode_id": f"blind-{task_id}", "reward_mode": "hidden"},
+            )
+        )
+        for method, path in (("get", "table"), ("post", "heuristic")):
+            answer = getattr(client, method)(f"/episodes/blind-{task_id}/{path}")
+            assert answer.status_code == 403, (task_id, path)
+            assert answer.json()["code"] == "VIEW_REFUSED"
 
 
 # ── the heuristic agent ─────────────────────────────────────────────────────

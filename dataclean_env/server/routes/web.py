@@ -27,6 +27,7 @@ from fastapi.responses import FileResponse, HTMLResponse
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.episode import Episode, opening_of
 from dataclean_env.errors import EpisodeFinished, InvalidAction, ViewRefused
+from dataclean_env.reward_visibility import hides
 from dataclean_env.server.deps import get_registry, get_store
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.settings import PACKAGE_DIR, PROJECT_ROOT
@@ -92,13 +93,16 @@ async def asset(name: str) -> FileResponse:
 
 
 def is_blind(episode: Episode) -> bool:
-    """A leaderboard (blind) episode: its reward is hidden until the end. The leaderboard
-    sets `reward_mode = "hidden"` (and `run_id`) on such episodes; both are read defensively
-    so this module works before and after that code exists."""
-    return (
-        getattr(episode, "reward_mode", None) == "hidden"
-        or getattr(episode, "run_id", None) is not None
-    )
+    """A blind episode (a leaderboard one, or reset with reward_mode="hidden") still running:
+    the page's helpers would show it what `show_rows` makes it pay for, or play it."""
+    return hides(episode, episode.done)
+
+
+def refuse_blind(episode: Episode) -> None:
+    if is_blind(episode):
+        raise ViewRefused(
+            "the page's helpers are closed for blind episodes until they end; use show_rows"
+        )
 
 
 class PageState:
@@ -146,10 +150,7 @@ async def episode_table(
     A viewer for people and training loops; refused (403 VIEW_REFUSED) for blind
     leaderboard episodes, whose agents must page with `show_rows`, which costs a step."""
     episode = store.get(episode_id)
-    if is_blind(episode):
-        raise ViewRefused(
-            "the table viewer is closed for blind (leaderboard) episodes; use show_rows"
-        )
+    refuse_blind(episode)
 
     def work() -> dict[str, Any]:
         dirty = opening_of(episode.task).snapshot
@@ -173,6 +174,7 @@ async def heuristic_action(episode_id: str, store: Store, cache: Page) -> dict[s
     observation (not applied: send it to `/step`). The agent is kept per episode, so
     asking after each step plays its whole policy; a reset starts a fresh agent."""
     episode = store.get(episode_id)
+    refuse_blind(episode)
 
     def work() -> dict[str, Any]:
         with episode.lock:

@@ -1,0 +1,218 @@
+"""One episode as MCP tools: OpenEnv's `MCPEnvironment` over a `DataCleaningEnvironment`.
+
+Each MCP session owns one `McpEpisode`: its own FastMCP server whose tools are
+`reset_episode`, `episode_state` and one tool per operation of the registry (the schema is the
+operation's parameter model). The tools the session may see are the operations the current
+task allows (`visible_tools`); before the first reset, only `reset_episode` and
+`episode_state`. OpenEnv reserves the bare names `reset` and `state` for its own protocol,
+hence the longer ones.
+
+A tool's result is the observation as /ws sends it (OpenEnv's `serialize_observation` of the
+environment's observation, so blind episodes hide their figures here too); a refused step is a
+tool error whose text is `{"code": ..., "message": ...}` with the REST codes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import PrivateAttr
+
+from dataclean_env.errors import EnvError
+from dataclean_env.models import CleaningAction
+from dataclean_env.openenv_light import skip_package_inits
+from dataclean_env.operations import registry as operations
+from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
+
+skip_package_inits()
+
+from fastmcp import FastMCP  # noqa: E402
+from fastmcp.exceptions import ToolError  # noqa: E402
+from fastmcp.server.dependencies import get_context  # noqa: E402
+from fastmcp.server.providers import Provider  # noqa: E402
+from fastmcp.tools import Tool  # noqa: E402
+from fastmcp.tools.base import ToolResult  # noqa: E402
+from mcp.types import TextContent  # noqa: E402
+from openenv.core.env_server.mcp_environment import MCPEnvironment  # noqa: E402
+from openenv.core.env_server.serialization import serialize_observation  # noqa: E402
+
+CONTROL_TOOLS = ("reset_episode", "episode_state")
+
+INSTRUCTIONS = (
+    "Clean a dirty table one operation per tool call; every call is scored cell by cell "
+    "against a hidden clean table. Start with reset_episode (a task_id and a seed), read the "
+    "observation (columns, dtypes, missing values, sample rows, the task's rule card in "
+    "task_description), call one operation tool per step, and end with finish. A refused "
+    "call is an error with a code and changes nothing."
+)
+
+
+def refusal(code: str, message: str) -> ToolError:
+    """A tool error carrying the same machine-readable code REST answers with."""
+    return ToolError(json.dumps({"code": code, "message": message}))
+
+
+def tool_result(payload: dict[str, Any]) -> ToolResult:
+    return ToolResult(
+        content=[TextContent(type="text", text=json.dumps(payload))], structured_content=payload
+    )
+
+
+class OperationTool(Tool):
+    """One operation as a tool: its arguments are the operation's parameters."""
+
+    _episode: Any = PrivateAttr(default=None)
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        episode: McpEpisode = self._episode
+        return await episode.play(self.name, arguments)
+
+
+def _description(operation: operations.Operation) -> str:
+    ends = " Ends the episode." if operation.ends_episode else ""
+    return f"{operation.description}{ends} Arguments: the operation's parameters."
+
+
+class McpEpisode(MCPEnvironment):
+    """An MCP session's episode: the environment REST-less clients play through tools."""
+
+    def __init__(self, env: DataCleaningEnvironment):
+        self.env = env
+        server = FastMCP("data-cleaning-episode", instructions=INSTRUCTIONS)
+        for name in operations.operation_names():
+            operation = operations.get_operation(name)
+            tool = OperationTool(
+                name=name,
+                description=_description(operation),
+                parameters=operation.params_model.model_json_schema(),
+            )
+            tool._episode = self
+            server.add_tool(tool)
+        task_ids = tuple(env.registry.task_ids())
+        super().__init__(server)
+
+        @server.tool
+        async def reset_episode(
+            task_id: str = task_ids[0],
+            seed: int | None = None,
+            split: Literal["train", "eval", "test"] = "train",
+            reward_mode: Literal["delta", "absolute", "hidden"] = "delta",
+        ) -> ToolResult:
+            """Start a new episode (and forget the previous one). task_id: one of the tasks
+            (fixed tasks, generated families such as `crm`, custom folders); seed: the
+            instance (same seed, same table); split: train, eval or test (generated families);
+            reward_mode: delta (the change in score per step), absolute (the score), hidden
+            (nothing until the end). Returns the first observation; the operation tools the
+            task allows are listed after this call."""
+            return await self.start(task_id, seed, split, reward_mode)
+
+        @server.tool
+        def episode_state() -> dict[str, Any]:
+            """The episode's state: id, task, step count, done, the score so far (hidden in a
+            blind episode) and the actions taken."""
+            return self.env.state.model_dump()
+
+    # ── the tools' bodies ────────────────────────────────────────────────
+    async def start(
+        self, task_id: str, seed: int | None, split: str, reward_mode: str
+    ) -> ToolResult:
+        try:
+            observation = await self.env.reset_async(
+                seed=seed, task_id=task_id, split=split, reward_mode=reward_mode
+            )
+        except EnvError as error:
+            raise refusal(error.code, error.detail) from error
+        return tool_result(serialize_observation(observation))
+
+    async def play(self, operation: str, arguments: dict[str, Any]) -> ToolResult:
+        if self.env.episode is None:
+            raise refusal("NO_EPISODE", "call reset_episode first")
+        observation = await self.env.step_async(
+            CleaningAction(operation=operation, parameters=arguments)
+        )
+        error = (observation.info or {}).get("error")
+        if error:
+            raise refusal(error["code"], error.get("detail", ""))
+        return tool_result(serialize_observation(observation))
+
+    def allowed(self) -> set[str]:
+        """The tool names this session may call now."""
+        episode = self.env.episode
+        names = set(CONTROL_TOOLS)
+        if episode is not None:
+            names |= {operations.canonical_name(name) for name in episode.spec.operations}
+        return names
+
+    async def visible_tools(self) -> list[Tool]:
+        allowed = self.allowed()
+        return [tool for tool in await self.mcp_server.list_tools() if tool.name in allowed]
+
+    async def visible_tool(self, name: str) -> Tool | None:
+        if name not in self.allowed():
+            return None
+        return await self.mcp_server.get_tool(name)
+
+    # ── OpenEnv's Environment interface (in-process use) ─────────────────
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **options: Any) -> Any:
+        return self.env.reset(seed=seed, episode_id=episode_id, **options)
+
+    def _step_impl(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Any:
+        return self.env.step(action)
+
+    @property
+    def state(self) -> Any:
+        return self.env.state
+
+
+class EpisodeSessions:
+    """MCP session id -> (OpenEnv session id, McpEpisode), made on a session's first use."""
+
+    def __init__(self, openenv_server: Any):
+        self.server = openenv_server
+        self._episodes: dict[str, tuple[str, McpEpisode]] = {}
+        self._lock = asyncio.Lock()
+
+    async def current(self) -> McpEpisode:
+        mcp_session = get_context().session_id
+        async with self._lock:
+            bound = self._episodes.get(mcp_session)
+            if bound is None:
+                try:
+                    openenv_id, env = await self.server._create_session()
+                except Exception as error:  # capacity or factory: the session server's words
+                    raise refusal("TOO_MANY_SESSIONS", str(error)) from error
+                bound = self._episodes[mcp_session] = (openenv_id, McpEpisode(env))
+        openenv_id, episode = bound
+        if openenv_id not in self.server._sessions:  # expired without use
+            raise refusal(
+                "SESSION_EXPIRED", "this MCP session's episode expired; open a new session"
+            )
+        self.server._update_session_activity(openenv_id)
+        return episode
+
+
+class EpisodeTools(Provider):
+    """The calling session's tools: its episode's `reset_episode`, `episode_state` and the
+    operations the current task allows."""
+
+    def __init__(self, sessions: EpisodeSessions):
+        super().__init__()
+        self.sessions = sessions
+
+    async def _list_tools(self) -> Sequence[Tool]:
+        return await (await self.sessions.current()).visible_tools()
+
+    async def _get_tool(self, name: str, version: Any = None) -> Tool | None:
+        return await (await self.sessions.current()).visible_tool(name)
+
+
+def tool_server(openenv_server: Any) -> FastMCP:
+    """The app-wide MCP server: each session sees and plays its own episode's tools."""
+    return FastMCP(
+        "data-cleaning-openenv",
+        instructions=INSTRUCTIONS,
+        providers=[EpisodeTools(EpisodeSessions(openenv_server))],
+    )

@@ -1,0 +1,96 @@
+"""POST/GET/DELETE /mcp for MCP clients: FastMCP's streamable HTTP transport, one episode each.
+
+The protocol (the `initialize` handshake, `tools/list`, `tools/call`, sessions by the
+`Mcp-Session-Id` header) is FastMCP's: one app-wide FastMCP server whose only tool source is
+`EpisodeTools`, a FastMCP provider that answers with the tools of the calling session's own
+`McpEpisode` (see mcp_episode). A session's episode is an OpenEnv session of the same
+`SessionServer` /ws uses, so the same limits hold: `max_sessions`, the creation rate per client
+(an `initialize` counts as a session creation), and expiry after
+`detached_session_seconds` without a call.
+
+OpenEnv's own JSON-RPC on POST /mcp (`openenv/session/create` and its clients) stays: a request
+goes to the MCP transport when it carries `Mcp-Session-Id` or accepts `text/event-stream`, as
+the streamable HTTP transport requires of every client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from dataclean_env.errors import EnvError
+from dataclean_env.server.http_errors import env_error_response
+from dataclean_env.server.rate_limit import RateLimiter, client_key
+
+MCP_PATH = "/mcp"
+
+
+def is_mcp_transport(scope: Scope) -> bool:
+    if scope["type"] != "http" or scope["path"] != MCP_PATH:
+        return False
+    headers = dict(scope["headers"])
+    return b"mcp-session-id" in headers or b"text/event-stream" in headers.get(b"accept", b"")
+
+
+class McpTransport:
+    """ASGI middleware: MCP transport requests to the gateway, the rest to `app`."""
+
+    def __init__(self, app: ASGIApp, gateway: McpGateway):
+        self.app, self.gateway = app, gateway
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if is_mcp_transport(scope):
+            await self.gateway(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+
+class McpGateway:
+    """FastMCP's streamable HTTP app, built on the first MCP request.
+
+    The app needs its lifespan (the session manager's task group) running: it runs in a task
+    of its own from the first MCP request until `aclose` at shutdown."""
+
+    def __init__(self, mount: Any, limiter: RateLimiter):
+        self.mount, self.limiter = mount, limiter
+        self._http_app: Any = None
+        self._started: asyncio.Event | None = None
+        self._stop = asyncio.Event()
+        self._runner: asyncio.Task[None] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(scope["headers"])
+        if scope["method"] == "POST" and b"mcp-session-id" not in headers:
+            try:  # a new MCP session: limited like every other session creation
+                self.limiter.take(client_key(scope), "session creations")
+            except EnvError as error:
+                await env_error_response(error)(scope, receive, send)
+                return
+        await self._ensure_started()
+        await self._http_app(scope, receive, send)
+
+    async def _ensure_started(self) -> None:
+        if self._started is None:
+            self._started = asyncio.Event()
+            await self.mount.ensure()
+            # Imported here: FastMCP's server takes a while to import, and only /mcp needs it.
+            from dataclean_env.server.mcp_episode import tool_server
+
+            self._http_app = tool_server(self.mount.server).http_app(path=MCP_PATH)
+            self._runner = asyncio.create_task(self._run())
+        await self._started.wait()
+
+    async def _run(self) -> None:
+        assert self._started is not None
+        async with self._http_app.router.lifespan_context(self._http_app):
+            self._started.set()
+            await self._stop.wait()
+
+    async def aclose(self) -> None:
+        if self._runner is not None:
+            self._stop.set()
+            with contextlib.suppress(Exception):
+                await self._runner

@@ -1,0 +1,109 @@
+"""Hostile SQL over real HTTP: each a 4xx with a code, the episode unchanged, and /health
+answering while the hostile step runs (DuckDB releases the GIL; the step runs off the loop)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.web import LiveServer
+
+TASK = "rayyan"
+FOREVER = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
+HOSTILE = [
+    ("query", "SELECT * FROM read_csv('/etc/passwd')", "SQL_REFUSED"),
+    ("query", "COPY t TO '/tmp/dce-copy.csv'", "SQL_REFUSED"),
+    ("query", "ATTACH '/tmp/dce-attach.db'", "SQL_REFUSED"),
+    ("query", "INSTALL httpfs", "SQL_REFUSED"),
+    ("query", "LOAD httpfs", "SQL_REFUSED"),
+    ("query", "PRAGMA version", "SQL_REFUSED"),
+    ("query", "SET threads = 8", "SQL_REFUSED"),
+    ("query", "CREATE TABLE x AS SELECT 1", "SQL_REFUSED"),
+    ("query", "SELECT 1; DELETE FROM t", "SQL_REFUSED"),
+    ("sql", "DELETE FROM t WHERE id < 0; DROP TABLE t", "SQL_REFUSED"),
+    ("query", FOREVER, "STEP_TIME_LIMIT"),
+    (
+        "query",
+        "SELECT sum(length(a.article_title || b.journal_title || c.id)) FROM t a, t b, t c",
+        "STEP_TIME_LIMIT",
+    ),
+    ("query", "SELECT sum(x) FROM generate_series(1, 10000000000) g(x)", "STEP_TIME_LIMIT"),
+    ("query", "SELECT " + "1 + " * 50_000 + "1", "INVALID_PARAMETERS"),
+    ("sql", "UPDATE t SET id = id + 1", "SQL_REFUSED"),
+]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LiveServer]:
+    with LiveServer() as live:
+        yield live
+
+
+def _step(client: httpx.Client, operation: str, sql: str) -> httpx.Response:
+    return client.post(
+        f"/step/{TASK}",
+        json={"operation": operation, "parameters": {"sql": sql}},
+        params={"episode_id": "sql-victim"},
+    )
+
+
+@pytest.mark.parametrize(("operation", "sql", "code"), HOSTILE, ids=lambda v: str(v)[:40])
+def test_hostile_sql_is_refused_over_http(
+    server: LiveServer, operation: str, sql: str, code: str
+) -> None:
+    with httpx.Client(base_url=server.url, timeout=60) as client:
+        client.post(f"/reset/{TASK}", json={"episode_id": "sql-victim"}).raise_for_status()
+        before = client.get("/state", params={"episode_id": "sql-victim"}).json()
+        answer = _step(client, operation, sql)
+        after = client.get("/state", params={"episode_id": "sql-victim"}).json()
+    assert 400 <= answer.status_code < 500
+    assert answer.json()["code"] == code
+    assert after["step_count"] == before["step_count"] == 0
+    assert after["reward"] == before["reward"]
+
+
+def test_invalid_unicode_is_refused(server: LiveServer) -> None:
+    body = '{"operation": "query", "parameters": {"sql": "SELECT \'\\ud800\'"}}'
+    with httpx.Client(base_url=server.url, timeout=60) as client:
+        client.post(f"/reset/{TASK}", json={"episode_id": "sql-victim"}).raise_for_status()
+        answer = client.post(
+            f"/step/{TASK}",
+            content=body.encode(),
+            headers={"content-type": "application/json"},
+            params={"episode_id": "sql-victim"},
+        )
+    assert answer.status_code == 422 and answer.json()["code"] == "INVALID_TEXT"
+    assert json.loads(body)  # the body is valid JSON: the refusal is the text's
+
+
+def test_health_answers_while_a_never_ending_query_runs(server: LiveServer) -> None:
+    latencies: list[float] = []
+    stop = threading.Event()
+
+    def poll() -> None:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            while not stop.is_set():
+                started = time.perf_counter()
+                assert client.get("/health").status_code == 200
+                latencies.append(time.perf_counter() - started)
+                time.sleep(0.05)
+
+    with httpx.Client(base_url=server.url, timeout=60) as client:
+        client.post(f"/reset/{TASK}", json={"episode_id": "sql-victim"}).raise_for_status()
+        poller = threading.Thread(target=poll)
+        poller.start()
+        try:
+            answer = _step(client, "query", FOREVER)
+        finally:
+            stop.set()
+            poller.join(timeout=30)
+    assert answer.json()["code"] == "STEP_TIME_LIMIT"
+    # The step takes its whole time limit (2 s); /health answered several times meanwhile,
+    # each well under a second (a generous bound: a blocked loop would wait the 2 s).
+    assert len(latencies) >= 5
+    assert sorted(latencies)[len(latencies) // 2] < 1.0

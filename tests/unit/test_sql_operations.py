@@ -1,0 +1,124 @@
+"""query and sql: the sandbox refuses what reaches past `t`, and SQL repairs equal the
+built-in operations' (same table, snapshot and reward)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dataclean_env.in_process import DataCleaningEnv
+
+HOSTILE = {
+    "SELECT * FROM read_csv('/etc/passwd')": "SQL_REFUSED",
+    "COPY t TO 'out.csv'": "SQL_REFUSED",
+    "ATTACH 'other.db'": "SQL_REFUSED",
+    "INSTALL httpfs": "SQL_REFUSED",
+    "LOAD httpfs": "SQL_REFUSED",
+    "PRAGMA version": "SQL_REFUSED",
+    "SET threads = 4": "SQL_REFUSED",
+    "CREATE TABLE x (a INT)": "SQL_REFUSED",
+    "SELECT 1; SELECT 2": "SQL_REFUSED",
+    "SELECT getenv('HOME')": "SQL_REFUSED",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r": (
+        "STEP_TIME_LIMIT"
+    ),
+    "SELECT " + "1 + " * 60_000 + "1": "INVALID_PARAMETERS",
+}
+
+
+@pytest.mark.parametrize("statement", sorted(HOSTILE))
+def test_hostile_query_is_refused_and_changes_nothing(statement: str) -> None:
+    env = DataCleaningEnv("rayyan")
+    before = env.reset()
+    result = env.step({"operation": "query", "parameters": {"sql": statement}})
+    assert result.info["error"]["code"] == HOSTILE[statement]
+    assert result.observation.step == 0
+    assert (
+        env.step({"operation": "query", "parameters": {"sql": "SELECT 1"}}).info.get("error")
+        is None
+    )
+    assert result.reward == before.reward
+
+
+def test_sql_cannot_change_the_key_or_run_other_statements() -> None:
+    env = DataCleaningEnv("rayyan")
+    env.reset()
+    codes = [
+        env.step({"operation": "sql", "parameters": {"sql": text}}).info["error"]["code"]
+        for text in (
+            "UPDATE t SET id = id + 1",
+            "DELETE FROM t WHERE id < 0; DROP TABLE t",
+            "INSERT INTO t (id) VALUES (99999)",
+            "SELECT * FROM t",
+        )
+    ]
+    assert codes == ["SQL_REFUSED"] * 4
+    assert env.state().step_count == 0
+
+
+def test_query_result_is_in_the_message() -> None:
+    env = DataCleaningEnv("rayyan")
+    env.reset()
+    sql = "SELECT id FROM t ORDER BY id LIMIT 2"
+    message = env.step({"operation": "query", "parameters": {"sql": sql}}).observation.message
+    assert message == (
+        'Query result: {"columns":["id"],"rows":[[1266],[2842]],"total_rows":2,"cut":false}'
+    )
+
+
+def _pair(task: str, builtin: dict, sql: str, seed: int | None = None) -> None:
+    a, b = DataCleaningEnv(task, seed=seed), DataCleaningEnv(task, seed=seed)
+    a.reset(), b.reset()
+    one = a.step(builtin)
+    two = b.step({"operation": "sql", "parameters": {"sql": sql}})
+    assert one.info.get("error") is None and two.info.get("error") is None
+    assert a._episode.table.equals(b._episode.table)  # type: ignore[union-attr]
+    assert a._episode.snapshot.values == b._episode.snapshot.values  # type: ignore[union-attr]
+    assert one.reward == two.reward
+
+
+def test_sql_equals_strip() -> None:
+    _pair(
+        "rayyan",
+        {"operation": "strip", "parameters": {"column": "article_title"}},
+        "UPDATE t SET article_title = trim(article_title, ' ')",
+    )
+
+
+def test_sql_equals_set_cell() -> None:
+    _pair(
+        "rayyan",
+        {
+            "operation": "set_cell",
+            "parameters": {"row_id": 235295, "column": "article_pagination", "value": "12-19"},
+        },
+        "UPDATE t SET article_pagination = '12-19' WHERE id = 235295",
+    )
+
+
+def test_sql_equals_drop_rows() -> None:
+    _pair(
+        "rayyan",
+        {"operation": "drop_rows", "parameters": {"row_ids": [235295, 498345]}},
+        "DELETE FROM t WHERE id IN (235295, 498345)",
+    )
+
+
+def test_sql_equals_map() -> None:
+    _pair(
+        "rayyan",
+        {
+            "operation": "map",
+            "parameters": {"column": "article_language", "mapping": {"eng": "English"}},
+        },
+        "UPDATE t SET article_language = 'English' WHERE article_language = 'eng'",
+    )
+
+
+def test_same_statements_give_identical_results() -> None:
+    results = []
+    for _ in range(2):
+        env = DataCleaningEnv("rayyan")
+        env.reset()
+        sql = "UPDATE t SET journal_title = upper(journal_title) WHERE id % 7 = 0"
+        results.append(env.step({"operation": "sql", "parameters": {"sql": sql}}).json_bytes())
+    assert results[0].replace(b"-local-1", b"") == results[1].replace(b"-local-1", b"")
