@@ -22,7 +22,7 @@ MAX_LABELLED_ROWS = 100  # rows one request may name (a budget is smaller still)
 
 class LabelParams(Params):
     row_ids: list[RowId] = Field(
-        min_length=1, max_length=MAX_LABELLED_ROWS, description="Key values of the rows to label."
+        min_length=1, max_length=MAX_LABELLED_ROWS, description="Row keys."
     )
 
 
@@ -32,8 +32,7 @@ class LabelParams(Params):
     rank=5,
     repeatable=True,
     lazy=True,
-    description="Show the clean values of the rows whose keys are `row_ids` (within the "
-    "task's label budget of rows); changes nothing.",
+    description="Clean values of the rows `row_ids` (label budget).",
 )
 def label(table: Table, params: LabelParams, ctx: OpContext) -> OpResult:
     if ctx.clean_rows is None:

@@ -31,9 +31,9 @@ MAX_FOUND = 50  # rows one find_rows step shows
 class ValueCountsParams(Params):
     column: str
     by: Literal["value", "shape"] = Field(
-        default="value", description="Count whole values, or their shapes (9 digit, A/a letter)."
+        default="value", description="Values, or shapes (9 digit, A/a letter)."
     )
-    offset: int = Field(default=0, ge=0, description="Skip this many of the most frequent.")
+    offset: int = Field(default=0, ge=0, description="Skip this many.")
     limit: int = Field(default=50, ge=1, le=MAX_LISTED)
 
 
@@ -43,8 +43,7 @@ class ValueCountsParams(Params):
     rank=5,
     repeatable=True,
     lazy=True,
-    description="List a column's values (or value shapes) with their counts, most frequent "
-    f"first, up to {MAX_LISTED} per step from `offset`; changes nothing.",
+    description="A column's values (or shapes) with counts, paged.",
 )
 def value_counts(table: Table, params: ValueCountsParams, ctx: OpContext) -> OpResult:
     snapshot = ctx.snapshot_of(table)
@@ -67,12 +66,10 @@ def value_counts(table: Table, params: ValueCountsParams, ctx: OpContext) -> OpR
 class FindRowsParams(Params):
     column: str
     value: str | int | float | bool | None = Field(
-        default=None, description="Whole-cell value to find (null: empty cells)."
+        default=None, description="Whole cell (null: empty)."
     )
-    pattern: str | None = Field(
-        default=None, max_length=200, description="Or a regular expression a cell's text matches."
-    )
-    offset: int = Field(default=0, ge=0, description="Skip this many matching rows.")
+    pattern: str | None = Field(default=None, max_length=200, description="Or a regex.")
+    offset: int = Field(default=0, ge=0, description="Skip this many.")
     limit: int = Field(default=MAX_FOUND, ge=1, le=MAX_FOUND)
 
 
@@ -83,8 +80,7 @@ class FindRowsParams(Params):
     repeatable=True,
     lazy=True,
     slow=True,
-    description="Show the rows whose `column` equals `value` (null: is empty) or matches "
-    f"`pattern`, up to {MAX_FOUND} from `offset`; changes nothing.",
+    description="Rows whose `column` is `value` or matches `pattern`.",
 )
 def find_rows(table: Table, params: FindRowsParams, ctx: OpContext) -> OpResult:
     snapshot = ctx.snapshot_of(table)
