@@ -81,3 +81,15 @@ def test_label_is_refused_without_labels_and_on_the_leaderboard(registry: TaskRe
         step(ranked, "label", row_ids=[235295])
     assert refused.value.code == "LABELS_NOT_OFFERED"
     assert ranked.step_count == 0 and ranked.labelled == frozenset()
+
+
+def test_value_counts_and_find_rows_read_beyond_the_profiles(registry: TaskRegistry) -> None:
+    episode = Episode("r", registry.make("rayyan", None))
+    shapes = step(episode, "value_counts", column="article_jcreated_at", by="shape", limit=3)
+    assert shapes.observation.message == (
+        "article_jcreated_at: 4 distinct shapes, 87 empty; shapes 0..2 with counts: "
+        '[["9/9/99", 781], ["99/9/99", 88], ["9/99/99", 35]]'
+    )
+    found = step(episode, "find_rows", column="article_jissue", value=None, limit=2)
+    assert found.observation.message.startswith("53 rows match; rows 0..1: ")
+    assert episode.repair() == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "cells_changed": 0}
