@@ -86,7 +86,7 @@ def card(family: dict[str, Any], tasks: list[dict[str, Any]]) -> list[str]:
     )
     out += ["", "### Action Space", ""]
     out += [
-        "One operation per step, `{\"operation\": name, \"parameters\": {...}}`; `GET /schema` "
+        'One operation per step, `{"operation": name, "parameters": {...}}`; `GET /schema` '
         "gives every parameter. An operation a task does not list is refused with "
         "`OPERATION_NOT_ALLOWED`; a refused action changes nothing.",
         "",
@@ -118,9 +118,7 @@ def card(family: dict[str, Any], tasks: list[dict[str, Any]]) -> list[str]:
         "refused actions are sent (`info.truncated`, `info.end_reason`).",
         "",
     ]
-    out += table(
-        ["task", "max_steps"], ((f"`{t['task_id']}`", t["max_steps"]) for t in tasks)
-    )
+    out += table(["task", "max_steps"], ((f"`{t['task_id']}`", t["max_steps"]) for t in tasks))
     out += ["", "### Arguments", ""]
     out += [
         "Reset options (REST body or `/ws` reset frame): `task_id`, `seed`, `split`, "
@@ -140,7 +138,7 @@ def card(family: dict[str, Any], tasks: list[dict[str, Any]]) -> list[str]:
         )
     else:
         out += ["No generator: the tables are files, unversioned."]
-    return out + [""]
+    return [*out, ""]
 
 
 def render() -> str:
