@@ -147,6 +147,14 @@ class InvalidSubmission(EnvError):
     status = 422
 
 
+class InvalidName(EnvError):
+    """A name shown on the board (submitter, model) that is empty, too long once
+    NFKC-normalised, or holds an invisible or text-reordering character."""
+
+    code = "INVALID_NAME"
+    status = 422
+
+
 class UnknownRun(EnvError):
     code = "UNKNOWN_RUN"
     status = 404
