@@ -88,7 +88,8 @@ class StoreFull(EnvError):
 
 
 class ClientQuotaReached(EnvError):
-    """One client holds its share of a pool (DCE_SESSIONS_PER_CLIENT): others are served."""
+    """One client holds its share of a pool (DCE_SESSIONS_PER_CLIENT, or
+    DCE_LEADERBOARD_OPEN_RUNS_PER_CLIENT for open runs): others are served."""
 
     code = "CLIENT_QUOTA_REACHED"
     status = 503

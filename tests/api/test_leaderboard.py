@@ -37,7 +37,11 @@ EMPTY = {
 
 
 def board_settings(folder: Path, **overrides: Any) -> Settings:
-    limits = {"leaderboard_runs_per_hour": 100, "leaderboard_submissions_per_hour": 1000}
+    limits = {
+        "leaderboard_runs_per_hour": 100,
+        "leaderboard_submissions_per_hour": 1000,
+        "leaderboard_open_runs_per_client": 32,
+    }
     return Settings(leaderboard_db=folder / "board.sqlite3", **{**limits, **overrides})
 
 
@@ -324,10 +328,35 @@ def test_rate_limits_per_client(tmp_path: Path) -> None:
 
 
 def test_open_runs_are_bounded(tmp_path: Path) -> None:
-    with TestClient(create_app(board_settings(tmp_path, leaderboard_open_runs=1))) as client:
+    settings = board_settings(tmp_path, leaderboard_open_runs=1)
+    with TestClient(create_app(settings), client=("127.0.0.2", 50000)) as client:
         start_run(client, episodes=1)
-        full = client.post("/leaderboard/runs", json={"name": "a", "model": "m", "episodes": 1})
+        # another client, under its own share: the global cap refuses it
+        other = TestClient(client.app, client=("127.0.0.3", 50000))
+        full = other.post("/leaderboard/runs", json={"name": "a", "model": "m", "episodes": 1})
         assert (full.status_code, full.json()["code"]) == (503, "SERVER_FULL")
+        assert full.headers["Retry-After"] == "5"
+
+
+def test_one_client_holds_at_most_its_share_of_open_runs(tmp_path: Path) -> None:
+    """A client at its share is refused (with the limit's own code) while another client is
+    served; a run that ends frees its holder's share."""
+    assert Settings().leaderboard_open_runs_per_client == 2  # the default share
+    settings = board_settings(tmp_path, leaderboard_open_runs=4, leaderboard_open_runs_per_client=2)
+    with TestClient(create_app(settings), client=("127.0.0.2", 50000)) as greedy:
+        other = TestClient(greedy.app, client=("127.0.0.3", 50000))
+        first = start_run(greedy, episodes=1)
+        start_run(greedy, episodes=1)
+        refused = greedy.post("/leaderboard/runs", json={"name": "a", "model": "m", "episodes": 1})
+        assert (refused.status_code, refused.json()["code"]) == (503, "CLIENT_QUOTA_REACHED")
+        assert refused.headers["Retry-After"] == "30"
+        assert "at most 2 open leaderboard runs per client" in refused.json()["detail"]
+        start_run(other, episodes=1)  # another client is served
+        step(greedy, first["episodes"][0]["episode_id"], FINISH)
+        start_run(greedy, episodes=1)  # the ended run freed its share
+        engine = greedy.app.state.leaderboard.open()
+        with engine.connect() as connection:
+            assert len(list(connection.execute(select(runs)))) == 4  # the refusal stored none
 
 
 # Names other people read: shown as text, so nothing in them may hide or reorder characters.
