@@ -102,7 +102,8 @@ class StoreFull(EnvError):
 
 
 class ClientQuotaReached(EnvError):
-    """One client holds its share of a pool (DCE_SESSIONS_PER_CLIENT): others are served."""
+    """One client holds its share of a pool (DCE_SESSIONS_PER_CLIENT, or
+    DCE_LEADERBOARD_OPEN_RUNS_PER_CLIENT for open runs): others are served."""
 
     code = "CLIENT_QUOTA_REACHED"
     status = 503
@@ -158,6 +159,14 @@ class InvalidSubmission(EnvError):
     """A leaderboard submission or run request that breaks its bounds."""
 
     code = "INVALID_SUBMISSION"
+    status = 422
+
+
+class InvalidName(EnvError):
+    """A name shown on the board (submitter, model) that is empty, too long once
+    NFKC-normalised, or holds an invisible or text-reordering character."""
+
+    code = "INVALID_NAME"
     status = 422
 
 

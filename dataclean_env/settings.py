@@ -123,6 +123,8 @@ class Settings(BaseSettings):
     leaderboard_default_episodes: int = 12  # per run, spread over its families
     leaderboard_max_episodes: int = 60  # per run
     leaderboard_open_runs: int = 32  # unfinished runs at once (each holds its tables)
+    # Unfinished runs one client may hold at once, so no client can fill the server's cap.
+    leaderboard_open_runs_per_client: int = Field(default=2, ge=1)
     leaderboard_episode_seconds: float = 1800.0  # wall-clock limit of one episode
 
     @field_validator("forwarded_allow_ips")
