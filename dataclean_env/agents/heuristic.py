@@ -89,9 +89,10 @@ class HeuristicAgent:
                 r"ISO text|stays text", description
             ):
                 self.done_stages.add("dtype")  # the card says which types it wants
-        if self.card.steps:
+        real = bool(_REAL_TABLE.search(description))
+        if self.card.steps and not real:  # a card's blanket steps (strip) break right cells
             return self.card.steps.pop(0)
-        if _REAL_TABLE.search(description):
+        if real:
             if self.key and {"label", "query", "sql"} <= ops:
                 self.learner = self.learner or LabelledRepairer(self.key)
                 return self.learner.act(observation, ops)

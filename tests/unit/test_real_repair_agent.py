@@ -47,7 +47,7 @@ def test_the_heuristic_repairs_rayyan_exactly_so(
 
 def test_the_labelled_mode_queries_labels_applies_and_finishes(registry: TaskRegistry) -> None:
     _, operations = play(registry, "rayyan-labelled", HeuristicAgent())
-    assert operations == ["strip", "query", "label", "sql", "finish"]
+    assert operations == ["query", "label", "sql", "finish"]
 
 
 def planted(tmp_path: Path) -> TaskRegistry:
@@ -76,7 +76,7 @@ def test_it_learns_a_date_permutation_and_a_null_convention_beyond_rayyan(
 ) -> None:
     registry = planted(tmp_path)
     repair, operations = play(registry, "papers-labelled", HeuristicAgent())
-    assert operations == ["strip", "query", "label", "sql", "finish"]
+    assert operations == ["query", "label", "sql", "finish"]
     assert (repair["precision"], repair["recall"], repair["f1"]) == (1.0, 1.0, 1.0)
     assert repair["cells_changed"] == 67 + 40
     unlabelled, _ = play(registry, "papers", HeuristicAgent())
