@@ -95,3 +95,19 @@ def test_a_rule_is_kept_only_if_it_fixes_more_labelled_cells_than_it_breaks() ->
     assert learn_column(mostly_right) == [Replace("4/2/15", "2/15/04")]
     assert learn_column([("", "-1"), ("", "-1"), ("", ""), ("7", "7")]) == [Fill("-1")]
     assert learn_column([("N/A", ""), ("x", "x")]) == [Replace("N/A", "")]
+
+
+def test_the_real_table_docs_quote_the_baseline_report() -> None:
+    """docs/real-tables.md's figures for the reference agent are rows of the report."""
+    report = (ROOT / "docs" / "BASELINES.md").read_text(encoding="utf-8").splitlines()
+    quoted = [
+        line
+        for line in (ROOT / "docs" / "real-tables.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| rayyan")
+    ]
+    assert [line.split(" | ")[:2] for line in quoted] == [
+        [f"| {task}", f"`{agent}`"]
+        for task in ("rayyan", "rayyan-labelled")
+        for agent in ("noop-baseline", "heuristic-baseline")
+    ]
+    assert all(line in report for line in quoted)
