@@ -16,6 +16,11 @@ class EnvError(Exception):
         super().__init__(detail)
         self.detail = detail
 
+    def retry_in(self, seconds: int) -> EnvError:
+        """This error with its own Retry-After (the class's is the usual wait)."""
+        self.retry_after = seconds
+        return self
+
 
 class UnknownTask(EnvError):
     code = "UNKNOWN_TASK"

@@ -263,8 +263,9 @@ def test_one_attempt_per_instance(board: TestClient) -> None:
     again = ok(board.post("/reset/crm", json={"episode_id": episode_id, "seed": 5}))
     assert again["observation"]["step"] == 1  # a reset joins it as it stands
     assert again["observation"]["task_id"] == "orders"
-    step(board, episode_id, FINISH)
-    after = board.post("/step", json={"episode_id": episode_id, **FINISH})
+    finished = step(board, episode_id, FINISH)
+    assert step(board, episode_id, FINISH) == finished  # a retried finish: the recorded result
+    after = board.post("/step", json={"episode_id": episode_id, **SHOW})
     assert (after.status_code, after.json()["code"]) == (409, "EPISODE_FINISHED")
     assert len(stored(board, run["run_id"])) == 1
 
