@@ -275,9 +275,9 @@ def test_openenv_validate_url_passes_against_a_running_server(server) -> None:
     assert result.stdout.count("PASS  ") == 6
 
 
-def test_the_readme_agent_loop_runs_as_written(server, capsys) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Use from OpenEnv / TRL", 1)[1]
+def test_the_documented_agent_loop_runs_as_written(server, capsys) -> None:
+    reference = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    section = reference.split("## Use from OpenEnv / TRL", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     assert 'base_url="http://127.0.0.1:7860"' in code
     exec(code.replace("http://127.0.0.1:7860", server.url), {})
