@@ -21,16 +21,19 @@ from dataclean_env.deferred import Table, frame_of
 from dataclean_env.errors import (
     EnvError,
     EpisodeFinished,
+    LabelBudgetExceeded,
+    LabelsNotOffered,
     OperationFailed,
     OperationNotAllowed,
     ServerFault,
 )
 from dataclean_env.grading import ActionRecord
+from dataclean_env.grading.gold_facts import key_text
 from dataclean_env.grading.reward import FLOOR, reward_object
 from dataclean_env.limits import EngineLimits, TableBudget, check_parameters, default_limits
 from dataclean_env.observation import SAMPLE_ROWS, table_summary
 from dataclean_env.operations import OpContext, OpResult, alias_names, canonical_name, resolve
-from dataclean_env.operations.claims import phase_view
+from dataclean_env.operations.claims import LABEL_OPERATION, phase_view
 from dataclean_env.profiles import column_profiles
 from dataclean_env.schemas import (
     Action,
@@ -82,6 +85,9 @@ class Episode:
         self.lock = threading.Lock()
         self.last_used = 0.0  # set by the store that holds the episode
         self.blind = False  # reward_mode="hidden": the doors hide the score until done
+        # Rows `label` may reveal (a leaderboard episode offers none) and the rows revealed.
+        self.label_budget = self.spec.label_budget
+        self.labelled: frozenset[str] = frozenset()
         self._operations = available_operations(self.spec.operations)
         self._allowed = frozenset(self.spec.operations)
         opening = opening_of(task)
@@ -128,6 +134,7 @@ class Episode:
                 f"operation {op.name!r} is not available in task {self.spec.task_id!r}; "
                 f"available: {', '.join(self._operations)}"
             )
+        labelled = self._labelled_after(params) if op.name == LABEL_OPERATION else self.labelled
         parameters = params.model_dump(exclude_none=True)
         history = tuple(record.operation for record in self.history)
         text, size = check_parameters(parameters, self.limits, self._history_bytes)
@@ -146,6 +153,7 @@ class Episode:
         # ── commit, all or nothing: a step commits only if its result can be served ──
         saved = self._committed()
         try:
+            self.labelled = labelled
             served = self._commit(op, parameters, step)
             served.json_bytes()  # the answer every door sends must be serialisable (kept)
         except Exception as exc:
@@ -171,6 +179,7 @@ class Episode:
             allowed_operations=self._allowed,
             history=history,
             deadline=self.limits.deadline(),
+            clean_rows=self._clean_rows() if op.name == LABEL_OPERATION else None,
         )
         try:
             # A lazy operation reads the snapshot only: it gets the table as it is, unbuilt.
@@ -207,6 +216,22 @@ class Episode:
             budget,
         )
 
+    def _labelled_after(self, params: Any) -> frozenset[str]:
+        """The rows labelled once this `label` step is taken, or the refusal: no labels on
+        this episode, or more rows than the budget has left (a row labelled before is free)."""
+        if self.label_budget <= 0 or getattr(self.task.grader, "clean_rows", None) is None:
+            raise LabelsNotOffered(f"episode {self.episode_id!r} offers no labels (label budget 0)")
+        labelled = self.labelled | {str(key_text(k)) for k in params.row_ids}
+        if len(labelled) > self.label_budget:
+            raise LabelBudgetExceeded(
+                f"labelling these rows would use {len(labelled)} labels; the budget is "
+                f"{self.label_budget} and {len(self.labelled)} are used"
+            )
+        return labelled
+
+    def _clean_rows(self) -> Any:
+        return getattr(self.task.grader, "clean_rows", None) if self.label_budget > 0 else None
+
     # ── the commit: all or nothing (see step) ──────────────────────────────
     def _commit(self, op: Any, parameters: dict[str, Any], step: Transition) -> StepResult:
         result = step.result
@@ -234,7 +259,7 @@ class Episode:
     # Everything a step may change (history and messages only grow: their lengths suffice).
     _COMMITTED = (
         "_table", "_snapshot", "_scores", "_window", "_summary", "done", "reward",
-        "last_message", "end_reason", "score", "exact", "_profiles", "_view",
+        "last_message", "end_reason", "score", "exact", "_profiles", "_view", "labelled",
     )  # fmt: skip
 
     def _committed(self) -> tuple[Any, ...]:
@@ -320,6 +345,8 @@ class Episode:
         repair = self.repair()
         if repair is not None:
             info["repair"] = repair
+        if self.spec.label_budget:
+            info["labels_used"] = len(self.labelled)
         if error is not None:
             info["error"] = {"code": error.code, "detail": error.detail}
         return info

@@ -63,6 +63,20 @@ class OperationFailed(EnvError):
     status = 422
 
 
+class LabelsNotOffered(EnvError):
+    """`label` on an episode that offers no labels (a leaderboard episode, say)."""
+
+    code = "LABELS_NOT_OFFERED"
+    status = 422
+
+
+class LabelBudgetExceeded(EnvError):
+    """`label` asked for more rows than the episode's label budget has left."""
+
+    code = "LABEL_BUDGET_EXCEEDED"
+    status = 422
+
+
 class PhaseOutOfOrder(EnvError):
     """A phased task (the audit) was sent a phase before its turn or after it was over."""
 

@@ -85,7 +85,7 @@ Timing = tuple[float, float, float]  # ms: best wall, median wall, best CPU (thi
 
 
 def measure(rows: int, repeats: int, work: Path) -> dict[str, Timing]:
-    spec, dirty, grader = load_custom_task(tiled(rows, work / f"t{rows}"))
+    spec, dirty, grader, _ = load_custom_task(tiled(rows, work / f"t{rows}"))
     ids = dirty["id"].tolist()
     times: dict[str, list[float]] = {}
     cpu_times: dict[str, list[float]] = {}

@@ -289,6 +289,23 @@ class CellRepairGrader:
             "cells_changed": int(scores["changed"]),
         }
 
+    def clean_rows(self, keys: Sequence[Any]) -> dict[str, dict[str, str] | None]:
+        """The clean row of each key, by the dirty table's column names, as text (None for a
+        key the clean table lacks). Only `label` asks, within its budget."""
+        positions = self._clean_positions
+        rows: dict[str, dict[str, str] | None] = {}
+        for key in keys:
+            text = key_text(key)
+            at = positions.get(text) if text is not None else None
+            rows[str(text)] = (
+                None if at is None else {c.dirty_name: cell_text(c.clean[at]) for c in self.columns}
+            )
+        return rows
+
+    @cached_property
+    def _clean_positions(self) -> dict[str, int]:
+        return {key: i for i, key in enumerate(self.clean_keys)}
+
     def gold_rows_missing(self, snapshot: Snapshot) -> int:
         """Clean rows the table no longer holds. For harnesses, never for agents."""
         return self._alignment_of(snapshot).lost

@@ -33,6 +33,7 @@ class RankedEpisode(Episode):
     ):
         super().__init__(episode_id, task)
         self.blind = True
+        self.label_budget = 0  # labels reveal gold: never on the leaderboard
         self.deadline = deadline  # on `clock`
         self.clock = clock
         self.on_end = on_end

@@ -58,6 +58,7 @@ TRANSFORMS = frozenset(
     }
 )
 # What a fix may use: the cleaning operations (never a claim, a phase or finish).
+LABEL_OPERATION = "label"  # reveals clean values: only labelled variants offer it
 FIX_OPERATIONS = TRANSFORMS | {"set_cell", "drop_rows", "dedupe", "fill_missing", "fd_repair"}
 TYPES_TEXT = ", ".join(ERROR_TYPES)
 
@@ -283,7 +284,12 @@ def validate(table: pd.DataFrame, params: ValidateParams, ctx: OpContext) -> OpR
 
 
 def cleaning_operation_names() -> list[str]:
-    """Every operation but those of the claim task kinds (which only their kinds allow)."""
+    """Every operation but those of the claim task kinds (which only their kinds allow) and
+    `label` (which only a labelled variant offers)."""
     from dataclean_env.operations import operation_names  # the registry, once filled
 
-    return [name for name in operation_names() if name not in CLAIM_OPERATIONS]
+    return [
+        name
+        for name in operation_names()
+        if name not in CLAIM_OPERATIONS and name != LABEL_OPERATION
+    ]

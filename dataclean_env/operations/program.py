@@ -27,8 +27,9 @@ from dataclean_env.operations.registry import (
 from dataclean_env.schemas import Action
 
 MAX_PROGRAM_STEPS = 20
-# Steps that end, span or claim rather than change a table cannot be inner steps.
-NOT_INNER = frozenset({"program", "finish", *CLAIM_OPERATIONS})
+# Steps that end, span, claim or reveal labels rather than change a table cannot be inner
+# steps (the episode counts labels per step).
+NOT_INNER = frozenset({"program", "finish", "label", *CLAIM_OPERATIONS})
 
 
 def opened(plan: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:

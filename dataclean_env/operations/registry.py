@@ -52,6 +52,8 @@ class OpContext:
     # time.monotonic() by which the whole step must be done (None: no limit); operations
     # whose cost the client controls (regex_replace, program) check it.
     deadline: float | None = None
+    # Labelled variants only: key values -> their clean rows (the grader's `clean_rows`).
+    clean_rows: Callable[[list[Any]], dict[str, dict[str, str] | None]] | None = None
 
     def snapshot_of(self, table: Table) -> Snapshot:
         return self.snapshot if self.snapshot is not None else Snapshot.of(frame_of(table))

@@ -116,8 +116,14 @@ def difficulty_summaries(
 
 
 def _real(spec: TaskSpec) -> bool:
-    # A real table's claim tasks (rayyan_detection, ...) have their own report section.
-    return spec.family == "custom" and spec.difficulty == "real" and spec.kind == "clean"
+    # A real table's claim tasks (rayyan_detection, ...) have their own report section; its
+    # labelled variant is not played here (no reference agent takes labels yet).
+    return (
+        spec.family == "custom"
+        and spec.difficulty == "real"
+        and spec.kind == "clean"
+        and not spec.label_budget
+    )
 
 
 def play(

@@ -104,9 +104,13 @@ def _repair_table(summaries: Sequence[Summary]) -> list[str]:
         "",
         "Precision = cells changed to the clean value / cells changed; recall = cells "
         "changed to the clean value / cells that were wrong; F1 their harmonic mean (the "
-        "score). Means over episodes; 0 where nothing was changed. The oracle has no "
-        "reference plan on a real table (its repairs exceed any step budget), so it "
-        "finishes at once there.",
+        "score). Means over episodes; 0 where nothing was changed. The oracle replays the "
+        "plan built from the table's dirty/clean pair when the task loads (a `map` per "
+        "column where a dirty value has one clean value, `set_cell` for the rest, batched "
+        "in `program`s). Measured in-process with the repair figures visible after "
+        "every step (none of these agents reads them); report a real agent's results in "
+        "the evaluation mode, "
+        "`reward_mode=hidden`.",
         "",
         "| task | agent | episodes | F1 | 95% interval | precision | recall | cells changed |",
         "|---|---|---:|---:|---|---:|---:|---:|",

@@ -22,9 +22,9 @@ import json
 import logging
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -34,6 +34,7 @@ from dataclean_env.grading.cell_repair import WEIGHTS, CellRepairGrader
 from dataclean_env.operations import canonical_name
 from dataclean_env.operations.claims import CLAIM_OPERATIONS, cleaning_operation_names
 from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
+from dataclean_env.tasks.repair_plan import reference_plan
 from dataclean_env.values import Kind, parse_number
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,8 @@ log = logging.getLogger(__name__)
 GOLD_FILES = ("clean.csv", "gold.csv")
 ROW_ID = "row_id"
 MAX_ROWS = 100_000
+LABELLED_SUFFIX = "-labelled"
+LABEL_BUDGET = 20  # tuples: the standard budget of Raha and Baran's evaluations
 _TASK_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
@@ -88,7 +91,10 @@ def read_pair(folder: Path) -> tuple[TaskFile, pd.DataFrame, pd.DataFrame, Path]
     return task_file(folder), read_csv(folder / "dirty.csv"), read_csv(gold_path), gold_path
 
 
-def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, CellRepairGrader]:
+def load_custom_task(
+    folder: Path,
+) -> tuple[TaskSpec, pd.DataFrame, CellRepairGrader, tuple[dict[str, Any], ...]]:
+    """The folder's task: its spec, dirty table, grader and reference plan."""
     if not _TASK_ID.match(folder.name):
         raise NotATask(
             "the folder name must be letters, digits, '.', '_' or '-' (it is the task id)"
@@ -128,11 +134,19 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, CellRepairGr
     if claims:
         raise NotATask(f"task.json: {claims} belong to the claim task kinds (use 'kinds')")
     schema = {c: (Kind.INT if c == key else types.get(c, Kind.STR)) for c in gold.columns}
+    plan = reference_plan(dirty, gold, key, column_map, operations)
+    description = config.description or _describe(schema, key)
+    if len(plan) > config.max_steps:
+        # The oracle cannot reach gold here: say so rather than let its score mislead.
+        description += (
+            f" Its reference repair takes {len(plan)} steps, more than the "
+            f"{config.max_steps} allowed."
+        )
     spec = TaskSpec(
         task_id=folder.name,
         family="custom",
         difficulty=config.difficulty,
-        description=config.description or _describe(schema, key),
+        description=description,
         max_steps=config.max_steps,
         operations=operations,
         scoring=dict(WEIGHTS),
@@ -140,7 +154,7 @@ def load_custom_task(folder: Path) -> tuple[TaskSpec, pd.DataFrame, CellRepairGr
         cells=dirty.size,
         protected_columns=frozenset({key}),
     )
-    return spec, dirty, grader
+    return spec, dirty, grader, plan
 
 
 def _as_keys(column: pd.Series) -> pd.Series:
@@ -198,6 +212,7 @@ class _Loaded:
     spec: TaskSpec
     dirty: pd.DataFrame
     grader: CellRepairGrader
+    plan: tuple[dict[str, Any], ...]
 
 
 class CustomFamily:
@@ -225,12 +240,16 @@ class CustomFamily:
                     self._problem(folder, f"task id {folder.name!r} is already taken")
                     continue
                 try:
-                    spec, dirty, grader = load_custom_task(folder)
+                    spec, dirty, grader, plan = load_custom_task(folder)
                 except NotATask as exc:
                     self._problem(folder, str(exc))
                     continue
                 names.add(folder.name)
-                self.tasks[folder.name] = _Loaded(spec, dirty, grader)
+                self.tasks[folder.name] = _Loaded(spec, dirty, grader, plan)
+                labelled = labelled_variant(spec)
+                if labelled.task_id not in names:
+                    names.add(labelled.task_id)
+                    self.tasks[labelled.task_id] = _Loaded(labelled, dirty, grader, plan)
 
     def _problem(self, path: Path, reason: str) -> None:
         message = f"{path}: {reason}; skipped"
@@ -242,4 +261,18 @@ class CustomFamily:
 
     def make(self, task_id: str, seed: int | None, split: str = "train") -> Task:
         loaded = self.tasks[task_id]
-        return Task(loaded.spec, shuffled(loaded.dirty, seed), loaded.grader, seed)
+        dirty = shuffled(loaded.dirty, seed)
+        return Task(loaded.spec, dirty, loaded.grader, seed, solution=loaded.plan)
+
+
+def labelled_variant(spec: TaskSpec) -> TaskSpec:
+    """The table's labelled variant: the same task with `label` and a budget of
+    LABEL_BUDGET tuples (the Raha/Baran protocol), under the id plus LABELLED_SUFFIX."""
+    return replace(
+        spec,
+        task_id=spec.task_id + LABELLED_SUFFIX,
+        operations=(*spec.operations, "label"),
+        label_budget=LABEL_BUDGET,
+        description=spec.description
+        + f" You may label up to {LABEL_BUDGET} rows: `label` shows their clean values.",
+    )

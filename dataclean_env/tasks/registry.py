@@ -39,6 +39,8 @@ class TaskSpec:
     # and the phases a phased task goes through in order.
     kind: str = "clean"
     phases: tuple[str, ...] = ()
+    # Rows (tuples) `label` may reveal the clean values of in one episode; 0: no labels.
+    label_budget: int = 0
 
     def public(self) -> dict[str, Any]:
         """What /tasks shows: never gold values or grader internals beyond the weights."""
@@ -51,6 +53,7 @@ class TaskSpec:
             "operations": list(self.operations),
             "scoring": dict(self.scoring),
             "version": self.version,
+            "label_budget": self.label_budget,
         }
 
 

@@ -140,6 +140,7 @@ def test_tasks_scoring_weights(client: TestClient) -> None:
         "orders": preservation,
         "inventory": preservation,
         "rayyan": {"f1": 1.0},
+        "rayyan-labelled": {"f1": 1.0},
         "easy_dedup_rename": {"duplicate_score": 0.5, "schema_score": 0.5},
         "medium_missing_dtype": {"missing_score": 0.5, "dtype_score": 0.5},
         "hard_full_pipeline": {

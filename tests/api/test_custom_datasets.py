@@ -63,7 +63,7 @@ def write(folder: Path, dirty: str, clean: str | None, task: str | None = None) 
 
 def test_the_example_folder_is_a_task_that_the_documented_fixes_solve() -> None:
     registry = registry_for(Settings(extra_datasets=str(EXAMPLES)))
-    assert registry.task_ids() == [*ALL_TASK_IDS, "contacts"]
+    assert registry.task_ids() == [*ALL_TASK_IDS, "contacts", "contacts-labelled"]
     spec = registry.spec("contacts")
     assert (spec.family, spec.max_steps, spec.protected_columns) == ("custom", 20, {"contact_id"})
     episode = Episode("c", registry.make("contacts", 3))
@@ -192,7 +192,7 @@ def test_bad_folders_are_reported_and_skipped_and_the_server_still_serves(tmp_pa
     missing = tmp_path / "nowhere"
     settings = Settings(extra_datasets=os.pathsep.join([str(parent), str(missing)]))
     registry = registry_for(settings)
-    assert registry.task_ids() == [*ALL_TASK_IDS, "good"]
+    assert registry.task_ids() == [*ALL_TASK_IDS, "good", "good-labelled"]
     problems = registry.problems
     for name, (*_, reason) in BAD_FOLDERS.items():
         assert any(p.startswith(str(parent / name)) and reason in p for p in problems), name
@@ -200,7 +200,7 @@ def test_bad_folders_are_reported_and_skipped_and_the_server_still_serves(tmp_pa
     with TestClient(create_app(settings)) as client:
         assert client.get("/health").json() == {
             "status": "healthy",
-            "tasks_loaded": len(ALL_TASK_IDS) + 1,
+            "tasks_loaded": len(ALL_TASK_IDS) + 2,  # the folder and its labelled variant
         }
         listed = {t["task_id"]: t for t in client.get("/tasks").json()["tasks"]}
         assert listed["good"]["family"] == "custom"
@@ -231,4 +231,4 @@ def test_extra_datasets_is_read_from_the_environment(tmp_path, monkeypatch) -> N
     monkeypatch.setenv(
         "EXTRA_DATASETS", os.pathsep.join([str(tmp_path / "one"), str(tmp_path / "two")])
     )
-    assert registry_for(Settings()).task_ids()[-2:] == ["t1", "t2"]
+    assert registry_for(Settings()).task_ids()[-4:] == ["t1", "t1-labelled", "t2", "t2-labelled"]

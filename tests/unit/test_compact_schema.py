@@ -32,4 +32,5 @@ def test_a_line_carries_types_defaults_and_the_description() -> None:
 
 def test_it_is_a_few_kilobytes() -> None:
     # Every operation, the claim tasks' included (one task sends only its own: less).
-    assert len(json.dumps(compact_action_schema())) < 4500
+    # The reading and labelling operations (value_counts, find_rows, label) add ~400 bytes.
+    assert len(json.dumps(compact_action_schema())) < 5000

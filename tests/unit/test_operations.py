@@ -117,6 +117,11 @@ def test_registered_operations_and_ranks() -> None:
         "identify": 1,
         "fix": 2,
         "validate": 3,
+        "value_counts": 5,
+        "find_rows": 5,
+        "label": 5,
+        "query": 5,
+        "sql": 2,
     }
     ending = [n for n in operation_names() if get_operation(n).ends_episode]
     assert ending == ["finish", "validate"]

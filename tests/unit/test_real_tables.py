@@ -126,7 +126,7 @@ def _table(rows: list[dict[str, str]], header: list[str] | None = None) -> pd.Da
 
 
 def test_a_corrected_table_scores_full_marks_whatever_its_headers() -> None:
-    _, dirty, grader = load_custom_task(RAYYAN)
+    _, dirty, grader, _ = load_custom_task(RAYYAN)
     odd_header = ["id", *[f"c{i}" for i in range(1, len(dirty.columns))]]
     clean = grader.counts(Snapshot.of(_table(CLEAN_ROWS, odd_header)))
     assert (clean.errors, clean.changed, clean.repaired) == (948, 948, 948)
@@ -134,7 +134,7 @@ def test_a_corrected_table_scores_full_marks_whatever_its_headers() -> None:
 
 
 def test_half_the_fixes_give_half_the_recall_and_a_leftover_typo_costs_one_cell() -> None:
-    _, _, grader = load_custom_task(RAYYAN)
+    _, _, grader, _ = load_custom_task(RAYYAN)
     fixed = set(DIFFERING[::2])
 
     def partly(fix: set[tuple[str, str]]) -> pd.DataFrame:
@@ -207,7 +207,8 @@ def _grader(tmp_path: Path, dirty: str, clean: str, task: str) -> tuple[Any, pd.
     (folder / "dirty.csv").write_text(dirty, encoding="utf-8")
     (folder / "clean.csv").write_text(clean, encoding="utf-8")
     (folder / "task.json").write_text(task, encoding="utf-8")
-    return load_custom_task(folder)
+    spec, dirty, grader, _ = load_custom_task(folder)
+    return spec, dirty, grader
 
 
 def test_typed_columns_make_the_type_part_of_correctness(tmp_path: Path) -> None:
@@ -306,7 +307,7 @@ def test_the_grader_cache_stays_within_its_cell_budget(monkeypatch) -> None:
     from dataclean_env.grading import cell_repair
 
     monkeypatch.setattr(cell_repair, "_CACHE_CELLS", 5_000)
-    _, dirty, grader = load_custom_task(RAYYAN)
+    _, dirty, grader, _ = load_custom_task(RAYYAN)
     for _ in range(4):
         counts = grader.counts(Snapshot.of(dirty.copy()))  # fresh lists: 11 new entries
         assert counts.errors == 948
