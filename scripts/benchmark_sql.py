@@ -124,7 +124,7 @@ def median_ms(times: list[tuple[float, float]]) -> Timing:
 
 
 def measure(rows: int, repeats: int, work: Path) -> dict[str, tuple[Timing, Timing]]:
-    spec, dirty, grader = load_custom_task(generated(rows, work / f"sql{rows}"))
+    spec, dirty, grader, _ = load_custom_task(generated(rows, work / f"sql{rows}"))
     task = Task(spec, dirty, grader)
     result = {}
     for name, (builtin, sql) in PAIRS.items():
