@@ -16,6 +16,11 @@ class EnvError(Exception):
         super().__init__(detail)
         self.detail = detail
 
+    def retry_in(self, seconds: int) -> EnvError:
+        """This error with its own Retry-After (the class's is the usual wait)."""
+        self.retry_after = seconds
+        return self
+
 
 class UnknownTask(EnvError):
     code = "UNKNOWN_TASK"
@@ -102,7 +107,8 @@ class StoreFull(EnvError):
 
 
 class ClientQuotaReached(EnvError):
-    """One client holds its share of a pool (DCE_SESSIONS_PER_CLIENT): others are served."""
+    """One client holds its share of a pool (DCE_SESSIONS_PER_CLIENT, or
+    DCE_LEADERBOARD_OPEN_RUNS_PER_CLIENT for open runs): others are served."""
 
     code = "CLIENT_QUOTA_REACHED"
     status = 503
@@ -158,6 +164,14 @@ class InvalidSubmission(EnvError):
     """A leaderboard submission or run request that breaks its bounds."""
 
     code = "INVALID_SUBMISSION"
+    status = 422
+
+
+class InvalidName(EnvError):
+    """A name shown on the board (submitter, model) that is empty, too long once
+    NFKC-normalised, or holds an invisible or text-reordering character."""
+
+    code = "INVALID_NAME"
     status = 422
 
 

@@ -39,8 +39,15 @@ class Settings(BaseSettings):
     extra_datasets: str = Field(default="", validation_alias="EXTRA_DATASETS")
     # Episodes created by a reset are kept this long after their last use.
     episode_ttl_seconds: float = 3600.0
-    # At most this many client-created episodes at once; past it, reset answers 503.
+    # At most this many client-created episodes at once. When full, a reset evicts the least
+    # recently used episode idle for DCE_EPISODE_IDLE_SECONDS; with none that idle it answers
+    # 503 SERVER_FULL, Retry-After saying when the first one will be.
     max_episodes: int = 1024
+    # An episode unused this long may be evicted to make room (never one used more recently).
+    episode_idle_seconds: float = Field(default=300.0, gt=0)
+    # At most this many of those episodes held for one client address, so one client cannot
+    # take the pool; past it (after evicting its own idle ones) 503 CLIENT_QUOTA_REACHED.
+    episodes_per_client: int = Field(default=256, ge=1)
     # At most this many OpenEnv WebSocket sessions (each its own episode) at once; a client
     # past it gets OpenEnv's CAPACITY_REACHED error frame and the socket is closed.
     max_sessions: int = 256
@@ -123,6 +130,8 @@ class Settings(BaseSettings):
     leaderboard_default_episodes: int = 12  # per run, spread over its families
     leaderboard_max_episodes: int = 60  # per run
     leaderboard_open_runs: int = 32  # unfinished runs at once (each holds its tables)
+    # Unfinished runs one client may hold at once, so no client can fill the server's cap.
+    leaderboard_open_runs_per_client: int = Field(default=2, ge=1)
     leaderboard_episode_seconds: float = 1800.0  # wall-clock limit of one episode
 
     @field_validator("forwarded_allow_ips")

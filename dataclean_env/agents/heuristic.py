@@ -7,7 +7,9 @@ for (which fill statistic, which column holds outliers, target names).
 
 On a real table (a description that says it is scored by repair F1) the pipeline's
 guesses would break right cells, so it profiles the table instead (`profiling`): it pages
-through the rows and makes only the repairs a column's own values argue for.
+through the rows and makes only the repairs a column's own values argue for. On a real
+table's labelled variant (it offers `label`, `query` and `sql`) it learns per-column rules
+from the rows it labels instead and applies them in SQL (`real_repair`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from dataclean_env.agents.claims_player import ClaimsPlayer, claim_kind
 from dataclean_env.agents.profiling import TableProfile
+from dataclean_env.agents.real_repair import LabelledRepairer
 from dataclean_env.agents.rule_card import CardPlan, read_card
 from dataclean_env.values import snake_case
 
@@ -68,6 +71,7 @@ class HeuristicAgent:
         self.claims: ClaimsPlayer | None = None  # on tasks graded on claims
         self.profile: TableProfile | None = None  # real tables: what the rows seen show
         self.repairs: list[dict[str, Any]] | None = None
+        self.learner: LabelledRepairer | None = None  # real tables that offer labels
 
     def act(self, observation: dict[str, Any]) -> dict[str, Any]:
         ops = set(observation["available_operations"])
@@ -85,9 +89,13 @@ class HeuristicAgent:
                 r"ISO text|stays text", description
             ):
                 self.done_stages.add("dtype")  # the card says which types it wants
-        if self.card.steps:
+        real = bool(_REAL_TABLE.search(description))
+        if self.card.steps and not real:  # a card's blanket steps (strip) break right cells
             return self.card.steps.pop(0)
-        if _REAL_TABLE.search(description):
+        if real:
+            if self.key and {"label", "query", "sql"} <= ops:
+                self.learner = self.learner or LabelledRepairer(self.key)
+                return self.learner.act(observation, ops)
             return self._profile_and_repair(observation, ops)
         if self.card.drop_matching and self.key:
             action = self._hunt(observation, *self.card.drop_matching)

@@ -2,8 +2,11 @@
 budget, a bound on refused actions and on the trace's size, and a wall-clock deadline.
 
 It keeps the trace of accepted actions as they were sent (what the audit replays) and calls
-`on_end` once, inside the step that ends it (or the sweep that times it out), so the record
-is written before the answer that reveals the score is sent.
+`on_end` inside the step that ends it (or the sweep that times it out), so the record is
+written before the answer that reveals the score is sent. Finishing is idempotent: a finish
+after the end answers the recorded result (retrying the record if its write failed), so a
+client whose finish met a database outage retries it. Any other action after the end, and a
+finish after a time-out (it came too late), is refused (one attempt per instance).
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ class RankedEpisode(Episode):
 
     def step(self, action: Action) -> StepResult:
         self.expire_if_late()
+        if self.status == "finished" and action.operation == "finish":
+            return self.finished_again()
         if self.status != "open":
             raise EpisodeFinished(
                 f"leaderboard episode {self.episode_id!r} is over ({self.status}); "
@@ -69,6 +74,13 @@ class RankedEpisode(Episode):
             self.end("finished")
             result = self.result()
         return result
+
+    def finished_again(self) -> StepResult:
+        """A retried finish: the recorded result, recording it first if the end's write
+        failed (a database outage answers 503 again, and the retry may be retried)."""
+        if not self.recorded:
+            self.on_end(self)
+        return self.result()
 
     def expire_if_late(self) -> bool:
         """End the episode as timed out if its deadline has passed (callers hold the lock)."""

@@ -32,7 +32,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from dataclean_env.errors import InvalidSubmission, LeaderboardUnavailable, StoreFull, UnknownRun
+from dataclean_env.errors import (
+    ClientQuotaReached,
+    InvalidSubmission,
+    LeaderboardUnavailable,
+    StoreFull,
+    UnknownRun,
+)
 from dataclean_env.generation import instance_hash, secret_seed
 from dataclean_env.leaderboard import board
 from dataclean_env.leaderboard.limits import RateLimit
@@ -85,6 +91,7 @@ class Leaderboard:
         self._live: dict[str, RankedEpisode] = {}  # episode id -> episode, until its run ends
         self._slots: dict[str, Slot] = {}
         self._runs: dict[str, list[str]] = {}  # open run id -> its episode ids
+        self._run_clients: dict[str, str] = {}  # open run id -> the client that started it
         self._retired: dict[str, tuple[float, list[str]]] = {}  # complete: since when, ids
         self._live_lock = threading.Lock()
 
@@ -180,10 +187,6 @@ class Leaderboard:
     def create_run(
         self, name: str, model: str, families: list[str] | None, episodes: int | None, client: str
     ) -> dict[str, Any]:
-        from sqlalchemy import insert
-
-        from dataclean_env.leaderboard.tables import run_episodes, runs
-
         chosen = _families(families)
         count = self.settings.leaderboard_default_episodes if episodes is None else episodes
         if not 1 <= count <= self.settings.leaderboard_max_episodes:
@@ -191,14 +194,72 @@ class Leaderboard:
                 f"episodes must be between 1 and {self.settings.leaderboard_max_episodes}"
             )
         engine = self.open()
+        run_id = "run-" + random_source.token_hex(8)
+        self._hold_slot(run_id, client)
+        try:
+            self.run_limit.take(client)
+            made = self._store_run(engine, run_id, name, model, chosen, count, client)
+        except BaseException:
+            with self._live_lock:
+                self._release_slot(run_id)
+            raise
         with self._live_lock:
-            if len(self._runs) >= self.settings.leaderboard_open_runs:
+            self._runs[run_id] = [episode.episode_id for episode, _, _ in made]
+            for episode, slot, _ in made:
+                self._live[episode.episode_id] = episode
+                self._slots[episode.episode_id] = slot
+                self.store.issue(episode)
+        return {
+            "run_id": run_id,
+            "name": name,
+            "model": model,
+            "grader_version": GRADER_VERSION,
+            "deadline_seconds": self.settings.leaderboard_episode_seconds,
+            "episodes": [
+                {"episode_id": e.episode_id, "task_id": s.family, "difficulty": s.difficulty}
+                for e, s, _ in made
+            ],
+        }
+
+    def _hold_slot(self, run_id: str, client: str) -> None:
+        """Count `run_id` as open for `client`, or refuse: first the client's share (so one
+        client cannot fill the server), then the server's cap."""
+        share = self.settings.leaderboard_open_runs_per_client
+        cap = self.settings.leaderboard_open_runs
+        with self._live_lock:
+            if sum(holder == client for holder in self._run_clients.values()) >= share:
+                raise ClientQuotaReached(
+                    f"at most {share} open leaderboard runs per client; finish one, or retry "
+                    f"in {ClientQuotaReached.retry_after} s"
+                )
+            if len(self._runs) >= cap:
                 raise StoreFull(
                     f"{len(self._runs)} leaderboard runs are in progress, the most this server "
-                    "holds at once; retry later"
+                    f"holds at once; retry in {StoreFull.retry_after} s"
                 )
-        self.run_limit.take(client)
-        run_id = "run-" + random_source.token_hex(8)
+            self._runs[run_id] = []
+            self._run_clients[run_id] = client
+
+    def _release_slot(self, run_id: str) -> list[str]:
+        # Callers hold _live_lock.
+        self._run_clients.pop(run_id, None)
+        return self._runs.pop(run_id, [])
+
+    def _store_run(
+        self,
+        engine: Engine,
+        run_id: str,
+        name: str,
+        model: str,
+        chosen: list[str],
+        count: int,
+        client: str,
+    ) -> list[tuple[RankedEpisode, Slot, dict[str, Any]]]:
+        """Draw the run's instances and commit the run and its episodes."""
+        from sqlalchemy import insert
+
+        from dataclean_env.leaderboard.tables import run_episodes, runs
+
         now = datetime.now(UTC)
         seconds = self.settings.leaderboard_episode_seconds
         deadline = time.monotonic() + seconds
@@ -247,23 +308,7 @@ class Leaderboard:
                 )
             )
             connection.execute(insert(run_episodes), [row for _, _, row in made])
-        with self._live_lock:
-            self._runs[run_id] = [episode.episode_id for episode, _, _ in made]
-            for episode, slot, _ in made:
-                self._live[episode.episode_id] = episode
-                self._slots[episode.episode_id] = slot
-                self.store.issue(episode)
-        return {
-            "run_id": run_id,
-            "name": name,
-            "model": model,
-            "grader_version": GRADER_VERSION,
-            "deadline_seconds": seconds,
-            "episodes": [
-                {"episode_id": e.episode_id, "task_id": s.family, "difficulty": s.difficulty}
-                for e, s, _ in made
-            ],
-        }
+        return made
 
     def run(self, run_id: str) -> dict[str, Any]:
         """A run's status and the scores of its ended episodes (never its episode ids: the
@@ -380,7 +425,7 @@ class Leaderboard:
             ids = self._runs.get(run_id, [])
             if not all(self._live[i].recorded for i in ids if i in self._live):
                 return
-            self._retired[run_id] = (time.monotonic(), self._runs.pop(run_id, []))
+            self._retired[run_id] = (time.monotonic(), self._release_slot(run_id))
             self._drop_retired()
 
     def _drop_retired(self) -> None:

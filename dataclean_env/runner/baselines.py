@@ -116,14 +116,9 @@ def difficulty_summaries(
 
 
 def _real(spec: TaskSpec) -> bool:
-    # A real table's claim tasks (rayyan_detection, ...) have their own report section; its
-    # labelled variant is not played here (no reference agent takes labels yet).
-    return (
-        spec.family == "custom"
-        and spec.difficulty == "real"
-        and spec.kind == "clean"
-        and not spec.label_budget
-    )
+    # A real table's claim tasks (rayyan_detection, ...) have their own report section; the
+    # table and its labelled variant (rayyan-labelled) are played here.
+    return spec.family == "custom" and spec.difficulty == "real" and spec.kind == "clean"
 
 
 def play(

@@ -54,7 +54,11 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     app.state.settings = settings
     TRANSITIONS.enabled = settings.step_memory  # one per process, as the setting is
     app.state.store = EpisodeStore(
-        registry, capacity=settings.max_episodes, ttl_seconds=settings.episode_ttl_seconds
+        registry,
+        capacity=settings.max_episodes,
+        ttl_seconds=settings.episode_ttl_seconds,
+        idle_seconds=settings.episode_idle_seconds,
+        per_client=settings.episodes_per_client,
     )
     install_error_handlers(app)
     app.include_router(meta.router)

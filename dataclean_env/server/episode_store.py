@@ -1,12 +1,18 @@
 """The bounded store of episodes, shared by every door of the server.
 
 Episodes live until they have been idle for `ttl` seconds; at most `capacity` exist at
-once, and a reset with a client-chosen id past that answers StoreFull (503) rather than
-evicting a live episode. Each task also has one default episode, used by calls that carry no
-episode id, as the original single-episode server did: the latest reset without an id.
-Defaults never expire and do not count toward the capacity (there is one per task); when a
-newer reset replaces one, it joins the other episodes, so its id works until it expires
-(or is dropped at once if the store is full of live episodes).
+once. A reset that needs a place in a full store evicts the least recently used episode idle
+for at least `idle` seconds; with none that idle it answers StoreFull (503, Retry-After: when
+the first one will be) rather than evicting an episode in use. Each client (the address the
+rate limiter keys on) holds at most `per_client` episodes: past it, its own least recently
+used idle one makes room, else ClientQuotaReached (503), so one client cannot take the pool.
+
+Each task also has one default episode, used by calls that carry no episode id, as the
+original single-episode server did: the latest reset without an id. Defaults never expire
+and do not count toward the capacity (there is one per task), but do toward their client's
+quota; when a newer reset replaces one, it joins the other episodes, so its server-issued id
+works until it expires. That move needs a place like any other: a full store of episodes in
+use refuses the new reset rather than drop the replaced one mid-episode.
 
 Ids: a reset without an id gets an unguessable server-issued id (`dce:` + 128 random bits),
 which no client can reset or take over; a client-chosen id is a shared name (whoever sends
@@ -20,13 +26,14 @@ one under its server-chosen id, a reset naming that id joins it instead of repla
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
 
 from dataclean_env.doors import check_client_id, check_episode_id, start_episode
 from dataclean_env.episode import Episode
-from dataclean_env.errors import StoreFull, UnknownEpisode
+from dataclean_env.errors import ClientQuotaReached, StoreFull, UnknownEpisode
 from dataclean_env.tasks import TaskRegistry
 
 
@@ -45,15 +52,20 @@ class EpisodeStore:
         capacity: int,
         ttl_seconds: float,
         clock: Callable[[], float] = time.monotonic,
+        idle_seconds: float | None = None,
+        per_client: int | None = None,
     ):
         self.registry = registry
         self.capacity = capacity
         self.ttl = ttl_seconds
+        self.idle = ttl_seconds if idle_seconds is None else min(idle_seconds, ttl_seconds)
+        self.per_client = per_client
         self.clock = clock
         self._episodes: dict[str, Episode] = {}
         self._defaults: dict[str, Episode] = {}
         self._default_ids: dict[str, Episode] = {}  # the defaults, by episode id
         self._issued: dict[str, Episode] = {}
+        self._owners: dict[str, str] = {}  # episode id -> the client whose reset made it
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -72,10 +84,12 @@ class EpisodeStore:
         episode_id: str | None = None,
         split: str = "train",
         blind: bool = False,
+        client: str | None = None,
     ) -> Episode:
-        """A fresh episode of `task_id`. Without an id it gets a server-issued one and
-        becomes the task's default episode. An issued episode's id joins that episode as it
-        stands (one attempt per leaderboard instance)."""
+        """A fresh episode of `task_id`, held for `client` (None: counted under no quota).
+        Without an id it gets a server-issued one and becomes the task's default episode. An
+        issued episode's id joins that episode as it stands (one attempt per leaderboard
+        instance)."""
         if episode_id is not None and (issued := self.issued(episode_id)) is not None:
             return issued
         if episode_id is not None:
@@ -83,27 +97,25 @@ class EpisodeStore:
         # Outside the lock: building a task may take a moment.
         episode = start_episode(self.registry, task_id, seed, split, episode_id)
         episode.blind = blind
-        episode.last_used = self.clock()
-        if episode_id is None:
-            with self._lock:
+        with self._lock:
+            now = episode.last_used = self.clock()
+            self._drop_expired(now)
+            if episode_id is None:
                 previous = self._defaults.get(task_id)
+                # Checked before anything moves: a refusal leaves the store as it was.
+                self._admit(client, now, replacing=None, needs_place=previous is not None)
                 self._defaults[task_id] = episode
                 self._default_ids[episode.episode_id] = episode
                 if previous is not None:
                     del self._default_ids[previous.episode_id]
-                    self._evict_idle()
-                    if len(self._episodes) < self.capacity:  # else it goes, as if evicted
-                        self._episodes[previous.episode_id] = previous
-            return episode
-        with self._lock:
-            if episode_id not in self._episodes:
-                self._evict_idle()
-                if len(self._episodes) >= self.capacity:
-                    raise StoreFull(
-                        f"the server holds its maximum of {self.capacity} episodes; "
-                        "retry later or reuse an episode id"
-                    )
-            self._episodes[episode_id] = episode
+                    self._episodes[previous.episode_id] = previous
+            else:
+                known = episode_id in self._episodes
+                self._admit(client, now, replacing=episode_id, needs_place=not known)
+                self._episodes[episode_id] = episode
+            self._owners.pop(episode.episode_id, None)
+            if client is not None:
+                self._owners[episode.episode_id] = client
         return episode
 
     def get(self, episode_id: str, task_id: str | None = None) -> Episode:
@@ -118,7 +130,7 @@ class EpisodeStore:
                 and episode is not None
                 and episode.last_used < now - self.ttl
             ):
-                del self._episodes[episode_id]  # idle too long: gone, as if evicted
+                self._evict(episode_id)  # idle too long: gone
                 episode = None
             elif episode is None:
                 episode = self._default_ids.get(episode_id)
@@ -146,7 +158,47 @@ class EpisodeStore:
         with self._lock:
             self._issued.pop(episode_id, None)
 
-    def _evict_idle(self) -> None:
-        deadline = self.clock() - self.ttl
-        for episode_id in [k for k, e in self._episodes.items() if e.last_used < deadline]:
-            del self._episodes[episode_id]
+    # ── room (called with the lock held) ──────────────────────────────────
+    def _admit(
+        self, client: str | None, now: float, replacing: str | None, needs_place: bool
+    ) -> None:
+        """Make room for one more episode of `client` (evicting idle ones), or raise."""
+        if client is not None and self.per_client is not None:
+            own = {i for i, c in self._owners.items() if c == client and i != replacing}
+            if len(own) >= self.per_client and not self._evict_idle(now, own):
+                wait = self._retry_after(now, own)
+                raise ClientQuotaReached(
+                    f"this client holds its maximum of {self.per_client} episodes, none idle "
+                    f"for {self.idle:g} s; reuse one (reset its id) or retry in {wait} s"
+                ).retry_in(wait)
+        full = needs_place and len(self._episodes) >= self.capacity
+        if full and not self._evict_idle(now, set(self._episodes)):
+            wait = self._retry_after(now, set(self._episodes))
+            raise StoreFull(
+                f"the server holds its maximum of {self.capacity} episodes, none idle for "
+                f"{self.idle:g} s; retry in {wait} s or reuse an episode id"
+            ).retry_in(wait)
+
+    def _evict_idle(self, now: float, among: set[str]) -> bool:
+        """Evict the least recently used of `among` idle for `idle` s; False if none is."""
+        idle = [(e.last_used, i) for i, e in self._episodes.items() if i in among]
+        idle = [(used, i) for used, i in idle if used <= now - self.idle]
+        if not idle:
+            return False
+        self._evict(min(idle)[1])
+        return True
+
+    def _retry_after(self, now: float, among: set[str]) -> int:
+        """Whole seconds until the least recently used of `among` turns idle (at least 1)."""
+        used = [e.last_used for i, e in self._episodes.items() if i in among]
+        if not used:  # only defaults: they never turn evictable
+            return ClientQuotaReached.retry_after or 30
+        return max(1, math.ceil(min(used) + self.idle - now))
+
+    def _drop_expired(self, now: float) -> None:
+        for episode_id in [k for k, e in self._episodes.items() if e.last_used < now - self.ttl]:
+            self._evict(episode_id)
+
+    def _evict(self, episode_id: str) -> None:
+        del self._episodes[episode_id]
+        self._owners.pop(episode_id, None)

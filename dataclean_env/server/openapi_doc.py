@@ -35,7 +35,7 @@ ERROR_STATUS = {
     "422": "INVALID_ACTION, INVALID_PARAMETERS, INVALID_TEXT, UNKNOWN_OPERATION, "
     "OPERATION_NOT_ALLOWED, OPERATION_FAILED, STEP_TIME_LIMIT, TOO_LARGE, INVALID_REQUEST",
     "429": "RATE_LIMITED (see Retry-After)",
-    "503": "SERVER_FULL (see Retry-After)",
+    "503": "SERVER_FULL, CLIENT_QUOTA_REACHED (see Retry-After)",
 }
 RETRY_AFTER = {
     "Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "string"}}

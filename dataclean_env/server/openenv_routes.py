@@ -15,6 +15,9 @@ Mounted lazily: importing OpenEnv's server (fastmcp, mcp, its harness) takes sec
 registers it once, in a worker thread: right after start-up (`warm`, from the lifespan), or
 when the first request that needs it arrives (`LazyOpenEnvMiddleware` makes that request
 wait for the mount, so it is answered exactly as if OpenEnv had been there from the start).
+A mount that fails (an import error, descriptors exhausted at start-up) is remembered as
+`failure`: /health answers 503 naming it, and the request that waited answers 503 with
+Retry-After; the next such request tries again, and a mount that succeeds clears it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
@@ -31,12 +36,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dataclean_env import ENV_NAME
 from dataclean_env.server.guards import guard_openenv_posts, guard_websockets
+from dataclean_env.server.http_errors import error_response
 from dataclean_env.server.rate_limit import RateLimiter
 from dataclean_env.server.routes import meta
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 
 log = logging.getLogger(__name__)
+
+MOUNT_RETRY_S = 5  # Retry-After of a request that found the mount failed
 
 # Paths answered by our own routes alone: they never wait for the mount. "/" is matched
 # exactly; every other entry also covers the paths under it (/reset/..., /static/...).
@@ -129,6 +137,7 @@ class OpenEnvMount:
     ):
         self.app, self.registry, self.settings, self.limiter = app, registry, settings, limiter
         self.server: Any = None
+        self.failure: str | None = None  # why the last mount failed, until one succeeds
         self._imported = threading.Event()
         self._import_lock = threading.Lock()
         self._register_lock = threading.Lock()
@@ -148,9 +157,20 @@ class OpenEnvMount:
     def now(self) -> Any:
         """Mount synchronously (tests, scripts); idempotent."""
         if self.server is None:
-            self._import()
-            self._register()
+            with self._recording_failure():
+                self._import()
+                self._register()
         return self.server
+
+    @contextmanager
+    def _recording_failure(self) -> Iterator[None]:
+        try:
+            yield
+        except Exception as error:
+            self.failure = f"{type(error).__name__}: {error}"
+            log.exception("OpenEnv routes could not be mounted")
+            raise
+        self.failure = None
 
     def __getattr__(self, name: str) -> Any:
         # The SessionServer's attributes (active_sessions, _sessions, ...), mounting first.
@@ -166,8 +186,9 @@ class OpenEnvMount:
             self._mount_lock = asyncio.Lock()
         async with self._mount_lock:
             if self.server is None:
-                await asyncio.to_thread(self._import)
-                self._register()
+                with self._recording_failure():
+                    await asyncio.to_thread(self._import)
+                    self._register()
                 log.info("OpenEnv routes mounted")
 
 
@@ -183,5 +204,18 @@ class LazyOpenEnvMiddleware:
             and scope["type"] in ("http", "websocket")
             and not is_own_path(scope["path"])
         ):
-            await self.mount.ensure()
+            try:
+                await self.mount.ensure()
+            except Exception:
+                if scope["type"] != "http":
+                    raise  # a socket not accepted is refused by the server
+                unavailable = error_response(
+                    503,
+                    "OPENENV_UNAVAILABLE",
+                    f"OpenEnv's routes could not be mounted ({self.mount.failure}); "
+                    f"retry in {MOUNT_RETRY_S} s",
+                    retry_after=MOUNT_RETRY_S,
+                )
+                await unavailable(scope, receive, send)
+                return
         await self.app(scope, receive, send)

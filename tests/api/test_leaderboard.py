@@ -20,7 +20,7 @@ from websockets.sync.client import connect
 
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.leaderboard.audit import replay, rescore, verify
-from dataclean_env.leaderboard.tables import records, run_episodes
+from dataclean_env.leaderboard.tables import records, run_episodes, runs
 from dataclean_env.leaderboard.versions import GRADER_VERSION
 from dataclean_env.server.app import create_app
 from dataclean_env.settings import Settings
@@ -37,7 +37,11 @@ EMPTY = {
 
 
 def board_settings(folder: Path, **overrides: Any) -> Settings:
-    limits = {"leaderboard_runs_per_hour": 100, "leaderboard_submissions_per_hour": 1000}
+    limits = {
+        "leaderboard_runs_per_hour": 100,
+        "leaderboard_submissions_per_hour": 1000,
+        "leaderboard_open_runs_per_client": 32,
+    }
     return Settings(leaderboard_db=folder / "board.sqlite3", **{**limits, **overrides})
 
 
@@ -131,9 +135,9 @@ GOOD = {"model_name": "m", "task_id": "crm", "score": 0.5, "steps": 3}
         ({"score": -0.2}, 422, "INVALID_SUBMISSION"),
         ({"score": "high"}, 422, "INVALID_SUBMISSION"),
         ({"steps": -1}, 422, "INVALID_SUBMISSION"),
-        ({"model_name": ""}, 422, "INVALID_SUBMISSION"),
-        ({"model_name": "x" * 65}, 422, "INVALID_SUBMISSION"),
-        ({"model_name": "bad\nname"}, 422, "INVALID_SUBMISSION"),
+        ({"model_name": ""}, 422, "INVALID_NAME"),
+        ({"model_name": "x" * 65}, 422, "INVALID_NAME"),
+        ({"model_name": "bad\nname"}, 422, "INVALID_NAME"),
         ({"model_name": None}, 422, "INVALID_SUBMISSION"),
     ],
 )
@@ -176,8 +180,6 @@ def test_an_unusable_database_makes_only_the_leaderboard_unavailable(tmp_path: P
         {"name": "a", "model": "m", "families": ["no_such_family"]},
         {"name": "a", "model": "m", "families": ["easy_dedup_rename"]},  # not generated
         {"name": "a", "model": "m", "families": []},
-        {"name": "", "model": "m"},
-        {"name": "a" * 65, "model": "m"},
         {"model": "m"},
         {"name": "a", "model": "m", "score": 0.99},  # a run never takes a score
         {"name": "a", "model": "m", "scores": [0.99]},
@@ -261,8 +263,9 @@ def test_one_attempt_per_instance(board: TestClient) -> None:
     again = ok(board.post("/reset/crm", json={"episode_id": episode_id, "seed": 5}))
     assert again["observation"]["step"] == 1  # a reset joins it as it stands
     assert again["observation"]["task_id"] == "orders"
-    step(board, episode_id, FINISH)
-    after = board.post("/step", json={"episode_id": episode_id, **FINISH})
+    finished = step(board, episode_id, FINISH)
+    assert step(board, episode_id, FINISH) == finished  # a retried finish: the recorded result
+    after = board.post("/step", json={"episode_id": episode_id, **SHOW})
     assert (after.status_code, after.json()["code"]) == (409, "EPISODE_FINISHED")
     assert len(stored(board, run["run_id"])) == 1
 
@@ -326,10 +329,83 @@ def test_rate_limits_per_client(tmp_path: Path) -> None:
 
 
 def test_open_runs_are_bounded(tmp_path: Path) -> None:
-    with TestClient(create_app(board_settings(tmp_path, leaderboard_open_runs=1))) as client:
+    settings = board_settings(tmp_path, leaderboard_open_runs=1)
+    with TestClient(create_app(settings), client=("127.0.0.2", 50000)) as client:
         start_run(client, episodes=1)
-        full = client.post("/leaderboard/runs", json={"name": "a", "model": "m", "episodes": 1})
+        # another client, under its own share: the global cap refuses it
+        other = TestClient(client.app, client=("127.0.0.3", 50000))
+        full = other.post("/leaderboard/runs", json={"name": "a", "model": "m", "episodes": 1})
         assert (full.status_code, full.json()["code"]) == (503, "SERVER_FULL")
+        assert full.headers["Retry-After"] == "5"
+
+
+def test_one_client_holds_at_most_its_share_of_open_runs(tmp_path: Path) -> None:
+    """A client at its share is refused (with the limit's own code) while another client is
+    served; a run that ends frees its holder's share."""
+    assert Settings().leaderboard_open_runs_per_client == 2  # the default share
+    settings = board_settings(tmp_path, leaderboard_open_runs=4, leaderboard_open_runs_per_client=2)
+    with TestClient(create_app(settings), client=("127.0.0.2", 50000)) as greedy:
+        other = TestClient(greedy.app, client=("127.0.0.3", 50000))
+        first = start_run(greedy, episodes=1)
+        start_run(greedy, episodes=1)
+        refused = greedy.post("/leaderboard/runs", json={"name": "a", "model": "m", "episodes": 1})
+        assert (refused.status_code, refused.json()["code"]) == (503, "CLIENT_QUOTA_REACHED")
+        assert refused.headers["Retry-After"] == "30"
+        assert "at most 2 open leaderboard runs per client" in refused.json()["detail"]
+        start_run(other, episodes=1)  # another client is served
+        step(greedy, first["episodes"][0]["episode_id"], FINISH)
+        start_run(greedy, episodes=1)  # the ended run freed its share
+        engine = greedy.app.state.leaderboard.open()
+        with engine.connect() as connection:
+            assert len(list(connection.execute(select(runs)))) == 4  # the refusal stored none
+
+
+# Names other people read: shown as text, so nothing in them may hide or reorder characters.
+BAD_NAMES = [
+    "",
+    "   ",
+    "x" * 129,  # past both bounds (64 for a submitter, 128 for a model)
+    "bad\nname",
+    "tab\tname",
+    "GPT-5 \u202e(laiciffo)",  # right-to-left override
+    "GPT\u200b-5",  # zero-width space
+    "GPT\u2066-5",  # left-to-right isolate
+    "GPT\ufeff-5",  # zero-width no-break space
+    "\u00ad",  # soft hyphen only
+    "\ufdfa" * 8,  # 8 characters that NFKC makes 144
+]
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+@pytest.mark.parametrize("field", ["name", "model"])
+def test_a_run_under_a_bad_name_is_refused_and_stores_nothing(
+    board: TestClient, field: str, name: str
+) -> None:
+    answer = board.post("/leaderboard/runs", json={"name": "a", "model": "m", field: name})
+    assert (answer.status_code, answer.json()["code"]) == (422, "INVALID_NAME"), answer.text
+    assert answer.json()["detail"].startswith(f"{field}: ")
+    engine = board.app.state.leaderboard.open()
+    with engine.connect() as connection:
+        assert list(connection.execute(select(runs))) == []
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+def test_a_submission_under_a_bad_name_is_refused_and_stores_nothing(
+    board: TestClient, name: str
+) -> None:
+    answer = board.post("/leaderboard/submit", json={**GOOD, "model_name": name})
+    assert (answer.status_code, answer.json()["code"]) == (422, "INVALID_NAME"), answer.text
+    assert ok(board.get("/leaderboard")) == EMPTY
+
+
+def test_names_are_stored_nfkc_normalised_and_trimmed(board: TestClient) -> None:
+    # a full-width A, an fi ligature
+    run = start_run(board, name=" \uff21lice ", model="\ufb01ne-tuned", episodes=1)
+    assert (run["name"], run["model"]) == ("Alice", "fine-tuned")
+    entry = ok(board.post("/leaderboard/submit", json={**GOOD, "model_name": "\u2460x"}))
+    assert entry["entry"]["model_name"] == "1x"  # ① is 1
+    accented = "Jose\u0301"  # e + combining acute: NFKC composes it
+    assert start_run(board, name=accented, episodes=1)["name"] == "Jos\u00e9"
 
 
 def test_runs_rank_by_mean_with_an_interval_and_family_columns(board: TestClient) -> None:

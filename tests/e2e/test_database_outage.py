@@ -116,3 +116,33 @@ def test_every_leaderboard_route_answers_503_while_the_database_is_down(
         postgres.start()
         back = calls(server.url, run_id)
         assert [a.status_code for a in back] == [200] * 4, [a.text for a in back]
+
+
+def test_a_finish_refused_by_an_outage_can_be_retried(
+    postgres: OwnPostgres, tmp_path: Path
+) -> None:
+    """The finish that meets a stopped database answers 503 (nothing recorded); its retry,
+    once the database is back, answers the recorded result, and so does every later retry."""
+    settings = Settings(
+        leaderboard_db=tmp_path / "unused.sqlite3", **{"DATABASE_URL": postgres.url}
+    )
+    with LiveServer(settings) as server, httpx.Client(base_url=server.url, timeout=120) as http:
+        run = http.post("/leaderboard/runs", json=RUN)
+        assert run.status_code == 200, run.text
+        run_id, episode_id = run.json()["run_id"], run.json()["episodes"][0]["episode_id"]
+        assert http.post("/reset", json={"episode_id": episode_id}).status_code == 200
+        finish = {"episode_id": episode_id, "operation": "finish"}
+        postgres.stop()
+        refused = http.post("/step", json=finish)
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["retry-after"] == "5"
+        assert refused.json()["code"] == "LEADERBOARD_UNAVAILABLE"
+        postgres.start()
+        retried = [http.post("/step", json=finish) for _ in range(2)]
+        assert [a.status_code for a in retried] == [200, 200], [a.text for a in retried]
+        assert retried[0].json() == retried[1].json()
+        assert retried[0].json()["done"] is True
+        state = http.get(f"/leaderboard/runs/{run_id}").json()
+        assert state["status"] == "complete"
+        recorded = [e["score"] for e in state["episodes"]]
+        assert recorded == [round(retried[0].json()["info"]["score"], 4)]  # stored to 4 places

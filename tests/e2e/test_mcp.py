@@ -11,6 +11,7 @@ import pytest
 from fastmcp import Client
 from fastmcp.exceptions import ToolError
 
+from dataclean_env.operations.registry import alias_names
 from tests.web import LiveServer
 
 pytestmark = pytest.mark.e2e
@@ -58,9 +59,14 @@ def test_an_mcp_client_plays_a_generated_family_to_the_rest_score() -> None:
     with LiveServer() as server:
         before, after, mcp_score, refusal = asyncio.run(play_over_mcp(server.url))
         rest_score = play_over_rest(server.url)
+        reset = httpx.post(f"{server.url}/reset", json={"task_id": TASK, "seed": SEED}).json()
     assert before == ["episode_state", "reset_episode"]
-    assert "finish" in after and "fix_dtype" in after and "reset_episode" in after
-    assert "sql" not in after  # only the operations the task allows
+    # One tool per operation the task allows (an alias such as fill_missing_mean is a
+    # spelling of its operation, not a tool of its own), and no other: no `label`, say,
+    # which labelled real tables alone offer.
+    allowed = set(reset["observation"]["available_operations"]) - set(alias_names())
+    assert sorted(after) == sorted([*allowed, "episode_state", "reset_episode"])
+    assert "finish" in after and "label" not in after
     assert refusal["code"] == "INVALID_PARAMETERS"  # the code REST answers with
     assert mcp_score == rest_score
 

@@ -64,3 +64,16 @@ def test_the_version_lives_in_one_place() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert 'dynamic = ["version"]' in pyproject and "\nversion =" not in pyproject
     assert manifest["version"] == __version__
+
+
+def test_citation_cff_parses_and_cites_the_package_version() -> None:
+    from dataclean_env import __version__
+
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert citation["cff-version"] == "1.2.0"
+    assert citation["title"] == "Data Cleaning OpenEnv"
+    assert citation["type"] == "software"
+    assert citation["license"] == "MIT"
+    assert citation["version"] == __version__
+    assert citation["authors"] == [{"name": "Data Cleaning OpenEnv contributors"}]
+    assert citation["message"].strip()

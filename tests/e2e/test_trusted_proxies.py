@@ -51,6 +51,7 @@ LIMITS = {
     "creation_rate_per_second": 0.0001,  # no refill within the test
     "leaderboard_runs_per_hour": ALLOWED,
     "leaderboard_submissions_per_hour": ALLOWED,
+    "leaderboard_open_runs_per_client": 10 * ALLOWED,  # the hourly limit is the subject here
     "forwarded_allow_ips": PROXY,
 }
 

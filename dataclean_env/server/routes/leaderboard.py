@@ -16,6 +16,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dataclean_env.errors import InvalidSubmission
+from dataclean_env.leaderboard.names import board_name
 from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.server.deps import get_registry, get_settings
 from dataclean_env.server.rate_limit import client_key
@@ -25,8 +26,9 @@ from dataclean_env.tasks import TaskRegistry
 
 router = APIRouter(tags=["leaderboard"])
 
-# Printable text: no control characters (a name is shown to everyone as text).
-NAME = r"^[^\x00-\x1f\x7f]+$"
+NAME_LENGTH = 64  # characters of a submitter's name, once normalised
+MODEL_LENGTH = 128  # characters of a model's name, once normalised
+NAME_RULE = "NFKC-normalised and trimmed; no control or format characters (INVALID_NAME)"
 
 
 class SubmitRequest(BaseModel):
@@ -34,7 +36,7 @@ class SubmitRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    model_name: str = Field(min_length=1, max_length=64, pattern=NAME)
+    model_name: str = Field(description=f"At most {NAME_LENGTH} characters, {NAME_RULE}.")
     task_id: str = Field(min_length=1, max_length=64)
     score: float = Field(gt=0.0, lt=1.0, allow_inf_nan=False)
     steps: int = Field(default=0, ge=0, le=100_000)
@@ -43,8 +45,8 @@ class SubmitRequest(BaseModel):
 class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=64, pattern=NAME, description="Who runs it.")
-    model: str = Field(min_length=1, max_length=128, pattern=NAME, description="The agent.")
+    name: str = Field(description=f"Who runs it: at most {NAME_LENGTH} characters, {NAME_RULE}.")
+    model: str = Field(description=f"The agent: at most {MODEL_LENGTH} characters, {NAME_RULE}.")
     families: list[str] | None = Field(default=None, max_length=16)
     episodes: int | None = Field(default=None, ge=1, description="Default: the server's.")
 
@@ -91,7 +93,7 @@ async def submit(request: Request, board: Board, registry: Registry, settings: C
     registry.spec(form.task_id)  # 404 UNKNOWN_TASK
     entry = await run_in_threadpool(
         board.submit,
-        form.model_name,
+        board_name(form.model_name, "model_name", NAME_LENGTH),
         form.task_id,
         form.score,
         form.steps,
@@ -108,8 +110,8 @@ async def start_run(request: Request, board: Board, settings: Config) -> Any:
     form = _parse(RunRequest, await read_json(request, settings.max_body_bytes))
     return await run_in_threadpool(
         board.create_run,
-        form.name,
-        form.model,
+        board_name(form.name, "name", NAME_LENGTH),
+        board_name(form.model, "model", MODEL_LENGTH),
         form.families,
         form.episodes,
         client_key(request.scope),

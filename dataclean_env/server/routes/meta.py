@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import RedirectResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 
 from dataclean_env import ENV_NAME, __version__
 from dataclean_env.checker import check_registry
@@ -36,9 +36,18 @@ async def root(request: Request, registry: Registry) -> dict[str, Any] | Redirec
     }
 
 
-@router.get("/health")
-async def health(registry: Registry) -> dict[str, Any]:
-    return {"status": "healthy", "tasks_loaded": len(registry.task_ids())}
+@router.get("/health", response_model=None)
+async def health(request: Request, registry: Registry) -> dict[str, Any] | JSONResponse:
+    """Healthy, or 503 naming the part that failed (OpenEnv's mount, while it is failed)."""
+    failure = request.app.state.openenv.failure
+    if failure is None:
+        return {"status": "healthy", "tasks_loaded": len(registry.task_ids())}
+    body = {
+        "status": "unhealthy",
+        "tasks_loaded": len(registry.task_ids()),
+        "failed": {"openenv": failure},
+    }
+    return JSONResponse(body, status_code=503, headers={"Retry-After": "5"})
 
 
 @router.get("/tasks", response_model=TaskList)
