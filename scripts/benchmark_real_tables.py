@@ -162,13 +162,14 @@ def section(results: dict[int, dict[str, Timing]], repeats: int) -> list[str]:
     return lines
 
 
-def write_section(path: Path, lines: list[str]) -> None:
-    """Replace this script's section of `path` (or append it), leaving the rest alone."""
+def write_section(path: Path, lines: list[str], begin: str = BEGIN, end: str = END) -> None:
+    """Replace the section between `begin` and `end` of `path` (or append it), leaving the
+    rest alone."""
     text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
     block = "\n".join(lines)
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + block + rest.split(END, 1)[1]
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1]
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(text, encoding="utf-8")

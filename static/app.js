@@ -287,6 +287,7 @@ function startEpisode(result, body) {
   $("ep-task").textContent = `${obs.task_id}${where}${spec.family ? ` · ${spec.family}` : ""}`;
   clearError($("action-error"));
   fillOperations(obs.available_operations);
+  showSqlBox(obs.available_operations);
   applyResult(result, null);
 }
 
@@ -328,7 +329,8 @@ function applyResult(result, action, who) {
     banner.textContent = `Finished after ${obs.step} steps — final score ${score === null ? "hidden" : fmt(score)}. Reset to play again.`;
     log(`Episode finished: score ${score === null ? "hidden" : fmt(score)}.`, "done");
   }
-  for (const id of ["step-button", "agent-step", "agent-play"]) $(id).disabled = result.done || state.agentRunning;
+  state.lastMessage = obs.message;
+  for (const id of ["step-button", "agent-step", "agent-play", "sql-query", "sql-apply"]) $(id).disabled = result.done || state.agentRunning;
   $("op-select").disabled = result.done;
   loadTable();
 }
@@ -359,6 +361,35 @@ function fillOperations(available) {
   for (const name of names) select.append(el("option", { value: name, text: name }));
   select.value = names.includes(previous) ? previous : names[0];
   renderParams();
+}
+
+/** The SQL box shows only on tasks that offer `query` or `sql`, with a button for each. */
+function showSqlBox(available) {
+  const query = available.includes("query");
+  const sql = available.includes("sql");
+  $("sql-form").hidden = !(query || sql);
+  $("sql-query").hidden = !query;
+  $("sql-apply").hidden = !sql;
+  $("sql-result").replaceChildren();
+}
+
+async function runSql(operation) {
+  const box = $("sql-result");
+  box.replaceChildren();
+  if (!(await step({ operation, parameters: { sql: $("sql-text").value } }))) return;
+  const message = state.lastMessage || "";
+  if (operation !== "query" || !message.startsWith("Query result: ")) {
+    box.append(el("p", { class: "muted", text: message }));
+    return;
+  }
+  const result = JSON.parse(message.slice("Query result: ".length));
+  const head = el("tr", {}, ...result.columns.map((c) => el("th", { scope: "col", text: c })));
+  const rows = result.rows.map((row) => el("tr", {}, ...row.map((v) => el("td", { text: String(v) }))));
+  const shown = `${result.rows.length} of ${result.total_rows} rows${result.cut ? " (cut)" : ""}`;
+  box.append(
+    el("p", { class: "muted", id: "sql-count", text: shown }),
+    el("table", { id: "sql-table" }, el("thead", {}, head), el("tbody", {}, ...rows)),
+  );
 }
 
 function typesOf(schema) {
@@ -901,6 +932,8 @@ function init() {
   $("reset-task").addEventListener("change", (event) => chooseTask(event.target.value, false));
   $("action-form").addEventListener("submit", submitAction);
   $("op-select").addEventListener("change", renderParams);
+  $("sql-query").addEventListener("click", () => runSql("query"));
+  $("sql-apply").addEventListener("click", () => runSql("sql"));
   $("agent-step").addEventListener("click", async () => {
     $("agent-step").disabled = true;
     await agentStep();

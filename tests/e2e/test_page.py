@@ -344,3 +344,28 @@ def test_a_small_run_is_played_by_the_heuristic_and_ranked(tab: Tab, server: Liv
     assert row.count() == 1 and "highlight" in row.get_attribute("class")
     assert "e2e-run" in row.inner_text()
     assert page.locator("#run-error").is_hidden()
+
+
+def test_the_sql_box_asks_and_repairs_and_is_hidden_where_sql_is_not_offered(tab: Tab) -> None:
+    page = tab.page
+    tab.reset()
+    expect(page.locator("#sql-form")).to_be_visible()
+    page.fill("#sql-text", f"SELECT 6 * 7 AS answer, '{HOSTILE}' AS hostile")
+    page.click("#sql-query")
+    expect(page.locator("#sql-table thead th")).to_have_text(["answer", "hostile"])
+    expect(page.locator("#sql-table tbody td")).to_have_text(["42", HOSTILE])  # as text
+    expect(page.locator("#sql-count")).to_have_text("1 of 1 rows")
+    expect(page.locator("#ep-step")).to_have_text(re.compile(r"^1 / \d+$"))
+    column = page.locator("#data-table thead th .col-name").all_inner_texts()[1]
+    page.fill("#sql-text", f'UPDATE t SET "{column}" = "{column}" WHERE false')
+    page.click("#sql-apply")
+    expect(page.locator("#ep-step")).to_have_text(re.compile(r"^2 / \d+$"))
+    expect(page.locator("#sql-result")).to_have_text("sql: no cell changed.")
+    page.fill("#sql-text", "DROP TABLE t")
+    page.click("#sql-apply")
+    expect(page.locator("#action-error")).to_contain_text("SQL_REFUSED")
+    expect(page.locator("#ep-step")).to_have_text(re.compile(r"^2 / \d+$"))
+    page.click('[data-task="easy_dedup_rename"]')
+    page.click("#reset-button")
+    expect(page.locator("#ep-task")).to_contain_text("easy_dedup_rename")
+    expect(page.locator("#sql-form")).to_be_hidden()

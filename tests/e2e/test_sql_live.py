@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from dataclean_env.settings import Settings
 from tests.web import LiveServer
 
 TASK = "rayyan"
@@ -107,3 +108,69 @@ def test_health_answers_while_a_never_ending_query_runs(server: LiveServer) -> N
     # each well under a second (a generous bound: a blocked loop would wait the 2 s).
     assert len(latencies) >= 5
     assert sorted(latencies)[len(latencies) // 2] < 1.0
+
+
+BIG = "big100k"
+BIG_ROWS = 100_000
+CROSS_JOIN = "SELECT sum(length(a.v || b.v)) FROM t a, t b"  # 10^10 rows
+
+
+@pytest.fixture(scope="module")
+def big_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server with a brought table of 100,000 rows (an id and a short text column)."""
+    folder = tmp_path_factory.mktemp("tables") / BIG
+    folder.mkdir()
+    rows = "\n".join(f"{i},{i % 97}" for i in range(1, BIG_ROWS + 1))
+    (folder / "dirty.csv").write_text("id,v\n" + rows + "\n", encoding="utf-8")
+    (folder / "clean.csv").write_text("id,v\n" + rows.replace(",96", ",0") + "\n", encoding="utf-8")
+    (folder / "task.json").write_text('{"key": "id"}', encoding="utf-8")
+    with LiveServer(Settings(extra_datasets=str(folder.parent))) as live:
+        yield live
+
+
+def test_a_self_cross_join_of_100k_rows_is_stopped_at_the_deadline(big_server: LiveServer) -> None:
+    """Refused by the step deadline with a code, the episode unchanged, and /health calls
+    answered while the step ran (a blocked event loop would answer none until it ended)."""
+    answered: list[float] = []  # when each /health call came back
+    stop = threading.Event()
+
+    def poll() -> None:
+        with httpx.Client(base_url=big_server.url, timeout=30) as client:
+            while not stop.is_set():
+                assert client.get("/health").status_code == 200
+                answered.append(time.monotonic())
+                time.sleep(0.05)
+
+    episode = {"episode_id": "big-victim"}
+    with httpx.Client(base_url=big_server.url, timeout=60) as client:
+        client.post(f"/reset/{BIG}", json=episode).raise_for_status()
+        before = client.get("/state", params=episode).json()
+        poller = threading.Thread(target=poll)
+        poller.start()
+        try:
+            sent = time.monotonic()
+            answer = client.post(
+                f"/step/{BIG}",
+                json={"operation": "query", "parameters": {"sql": CROSS_JOIN}},
+                params=episode,
+            )
+            done = time.monotonic()
+        finally:
+            stop.set()
+            poller.join(timeout=30)
+        after = client.get("/state", params=episode).json()
+        shown = client.post(
+            f"/step/{BIG}",
+            json={
+                "operation": "query",
+                "parameters": {"sql": "SELECT count(*), sum(v::INT) FROM t"},
+            },
+            params=episode,
+        ).json()
+    assert 400 <= answer.status_code < 500
+    assert answer.json()["code"] == "STEP_TIME_LIMIT", answer.json()
+    assert after["step_count"] == before["step_count"] == 0
+    assert after["reward"] == before["reward"]
+    total = sum(i % 97 for i in range(1, BIG_ROWS + 1))
+    assert f'"rows":[[{BIG_ROWS},{total}]]' in shown["observation"]["message"]
+    assert sum(sent < t < done for t in answered) >= 2

@@ -122,3 +122,25 @@ def test_same_statements_give_identical_results() -> None:
         sql = "UPDATE t SET journal_title = upper(journal_title) WHERE id % 7 = 0"
         results.append(env.step({"operation": "sql", "parameters": {"sql": sql}}).json_bytes())
     assert results[0].replace(b"-local-1", b"") == results[1].replace(b"-local-1", b"")
+
+
+def test_sql_equals_fill_missing_with_a_constant() -> None:
+    _pair(
+        "rayyan",
+        {
+            "operation": "fill_missing",
+            "parameters": {"strategy": "constant", "column": "article_jvolumn", "value": -1},
+        },
+        "UPDATE t SET article_jvolumn = -1 WHERE article_jvolumn IS NULL",
+    )
+
+
+def test_sql_equals_fill_missing_of_a_text_column() -> None:
+    _pair(
+        "rayyan",
+        {
+            "operation": "fill_missing",
+            "parameters": {"strategy": "constant", "column": "article_pagination", "value": "?"},
+        },
+        "UPDATE t SET article_pagination = '?' WHERE article_pagination IS NULL",
+    )
