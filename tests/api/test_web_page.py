@@ -119,8 +119,9 @@ def test_the_viewer_pages_and_refuses_bad_queries(client: TestClient) -> None:
 
 
 def test_the_viewer_is_closed_to_blind_episodes(client: TestClient) -> None:
-    # A blind episode (reward_mode="hidden", as every leaderboard episode is): both of the
-    # page's helpers are closed to it until it ends.
+    # A blind episode (reward_mode="hidden", as every leaderboard episode is): the table
+    # viewer is closed to it until it ends; the heuristic's next action is not a view (it
+    # is computed from the observation the episode's own client gets) and tells no score.
     for task_id in ("crm", "rayyan"):
         ok(
             client.post(
@@ -128,10 +129,12 @@ def test_the_viewer_is_closed_to_blind_episodes(client: TestClient) -> None:
                 json={"episode_id": f"blind-{task_id}", "reward_mode": "hidden"},
             )
         )
-        for method, path in (("get", "table"), ("post", "heuristic")):
-            answer = getattr(client, method)(f"/episodes/blind-{task_id}/{path}")
-            assert answer.status_code == 403, (task_id, path)
-            assert answer.json()["code"] == "VIEW_REFUSED"
+        answer = client.get(f"/episodes/blind-{task_id}/table")
+        assert answer.status_code == 403, task_id
+        assert answer.json()["code"] == "VIEW_REFUSED"
+        suggested = ok(client.post(f"/episodes/blind-{task_id}/heuristic"))
+        assert set(suggested) == {"episode_id", "agent", "action"}
+        assert set(suggested["action"]) <= {"operation", "parameters"}
 
 
 # ── the heuristic agent ─────────────────────────────────────────────────────
