@@ -52,3 +52,13 @@ def registry() -> TaskRegistry:
 def metadata() -> dict[str, dict]:
     """task_id -> its entry in datasets/task_metadata.json (with its solution)."""
     return {entry["task_id"]: entry for entry in load_metadata(Settings().datasets_dir)}
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    """Say the order's seed at the end (pytest-randomly's header line is hidden by -q), so a
+    failing order can be run again with `--randomly-seed=N`."""
+    seed = getattr(config.option, "randomly_seed", None)
+    if seed is not None:
+        terminalreporter.write_line(f"random order: --randomly-seed={seed}")
