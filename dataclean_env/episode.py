@@ -40,6 +40,7 @@ from dataclean_env.schemas import (
     EpisodeState,
     HistoryEntry,
     Observation,
+    QueryResult,
     Reward,
     StepResult,
 )
@@ -96,6 +97,7 @@ class Episode:
         # (`dataclean_env/transitions.py`); a large one would hold too much memory.
         self._shares = opening.snapshot.n_rows * len(opening.snapshot.columns) <= MAX_TABLE_CELLS
         self._window = (0, SAMPLE_ROWS)  # the rows observations sample; show_rows moves it
+        self._query_result: QueryResult | None = None  # the last step's, if it was a query
         self._summary = opening.summary
         self._profiles = opening.profiles
         self._view: Any = opening.view  # what the grader indexed of the table
@@ -244,6 +246,7 @@ class Episode:
             self._profiles, self._scores, self._view = step.profiles, step.scores, step.view
         if result.view is not None:
             self._window = result.view
+        self._query_result = result.query_result
         if changed or result.view is not None:
             self._summary = table_summary(step.after, self._window)
         if op.ends_episode:
@@ -260,6 +263,7 @@ class Episode:
     _COMMITTED = (
         "_table", "_snapshot", "_scores", "_window", "_summary", "done", "reward",
         "last_message", "end_reason", "score", "exact", "_profiles", "_view", "labelled",
+        "_query_result",
     )  # fmt: skip
 
     def _committed(self) -> tuple[Any, ...]:
@@ -305,6 +309,8 @@ class Episode:
         return len(self.history)
 
     def observation(self, message: str | None = None) -> Observation:
+        """The observation after the last step; with `message` (a refusal's), that of a
+        step that ran no query."""
         return Observation.model_construct(
             episode_id=self.episode_id,
             task_id=self.spec.task_id,
@@ -315,6 +321,7 @@ class Episode:
             message=self.last_message if message is None else message,
             **self._phase(),
             column_profiles=self._profiles,
+            query_result=self._query_result if message is None else None,
             **self._summary,
         )
 

@@ -27,6 +27,7 @@ from dataclean_env.schemas import (  # noqa: E402
     DatasetInfo,
     HistoryEntry,
     Observation,
+    QueryResult,
     Reward,
 )
 
@@ -119,6 +120,7 @@ class CleaningObservation(OpenEnvObservation):
     column_profiles: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description=COLUMN_PROFILES_HELP
     )
+    query_result: QueryResult | None = None
     score: float | None = Field(
         default=0.0,
         description="Absolute episode score (the reward total); None while a blind episode runs.",

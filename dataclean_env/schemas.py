@@ -60,6 +60,16 @@ class DatasetInfo(BaseModel):
     has_missing: bool = Field(description="Whether some cell is missing.")
 
 
+class QueryResult(BaseModel):
+    """What a `query` step found: its columns and first rows, cells written as the sample
+    rows write them ("NULL" for missing, dates in ISO form)."""
+
+    columns: list[str] = Field(description="The result's column names, in order.")
+    rows: list[list[Any]] = Field(description="At most 50 result rows, each a list of cells.")
+    total_rows: int = Field(description="Rows the query returned in all.")
+    truncated: bool = Field(description="Whether rows were left out (total_rows > len(rows)).")
+
+
 class Observation(BaseModel):
     """What the agent sees after a reset or step. Never a gold value, never a score beyond
     the reward object that travels beside it."""
@@ -94,6 +104,11 @@ class Observation(BaseModel):
     )
     column_profiles: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description=COLUMN_PROFILES_HELP
+    )
+    query_result: QueryResult | None = Field(
+        default=None,
+        description="A `query` step's result (columns, at most 50 rows, total_rows, "
+        "truncated); null after any other step and after a refused action.",
     )
 
 

@@ -20,6 +20,8 @@ const state = {
   stop: false,
   boardLoaded: false,
   lastScore: null,
+  lastMessage: "",
+  lastQuery: null, // the last step's query_result, if it was a query
   tableRequests: 0,
 };
 
@@ -330,6 +332,7 @@ function applyResult(result, action, who) {
     log(`Episode finished: score ${score === null ? "hidden" : fmt(score)}.`, "done");
   }
   state.lastMessage = obs.message;
+  state.lastQuery = obs.query_result || null;
   for (const id of ["step-button", "agent-step", "agent-play", "sql-query", "sql-apply"]) $(id).disabled = result.done || state.agentRunning;
   $("op-select").disabled = result.done;
   loadTable();
@@ -377,15 +380,14 @@ async function runSql(operation) {
   const box = $("sql-result");
   box.replaceChildren();
   if (!(await step({ operation, parameters: { sql: $("sql-text").value } }))) return;
-  const message = state.lastMessage || "";
-  if (operation !== "query" || !message.startsWith("Query result: ")) {
-    box.append(el("p", { class: "muted", text: message }));
+  const result = state.lastQuery;
+  if (operation !== "query" || !result) {
+    box.append(el("p", { class: "muted", text: state.lastMessage || "" }));
     return;
   }
-  const result = JSON.parse(message.slice("Query result: ".length));
   const head = el("tr", {}, ...result.columns.map((c) => el("th", { scope: "col", text: c })));
   const rows = result.rows.map((row) => el("tr", {}, ...row.map((v) => el("td", { text: String(v) }))));
-  const shown = `${result.rows.length} of ${result.total_rows} rows${result.cut ? " (cut)" : ""}`;
+  const shown = `${result.rows.length} of ${result.total_rows} rows${result.truncated ? " (truncated)" : ""}`;
   box.append(
     el("p", { class: "muted", id: "sql-count", text: shown }),
     el("table", { id: "sql-table" }, el("thead", {}, head), el("tbody", {}, ...rows)),

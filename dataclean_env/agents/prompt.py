@@ -89,6 +89,7 @@ def user_message(observation: dict[str, Any], turns: Sequence[Turn]) -> str:
         *(json.dumps(row, ensure_ascii=False, default=str) for row in observation["sample_rows"]),
         "",
         f"Last result: {observation['message']}",
+        *query_lines(observation.get("query_result")),
     ]
     if observation.get("phase"):  # the audit: which phase now, which after it
         later = ", ".join(observation.get("phases_left") or []) or "none"
@@ -101,6 +102,17 @@ def user_message(observation: dict[str, Any], turns: Sequence[Turn]) -> str:
         ]
     parts.append(REPLY_REMINDER)
     return "\n".join(parts)
+
+
+def query_lines(result: dict[str, Any] | None) -> list[str]:
+    """A `query` step's result as the model reads it: its columns, then one JSON list per
+    row (the step's message says how many there were); nothing for other steps."""
+    if not result:
+        return []
+    return [
+        f"Query result columns: {json.dumps(result['columns'], ensure_ascii=False)}",
+        *(json.dumps(row, ensure_ascii=False, default=str) for row in result["rows"]),
+    ]
 
 
 def retry_message(error: str) -> str:

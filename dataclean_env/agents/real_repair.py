@@ -1,7 +1,7 @@
 """The heuristic's real-table mode where the table offers SQL: learn repairs, apply them.
 
-It acts only from observations (the step messages of `query` and `label`), never from the
-clean file or the grader, in a fixed number of steps:
+It acts only from observations (a `query` step's `query_result`, a `label` step's message),
+never from the clean file or the grader, in a fixed number of steps:
 
 1. `query` one row in every `n // 20` (a spread of the table, the same rows every time);
 2. on a labelled variant, `label` those rows (20, the standard budget) and learn per-column
@@ -55,7 +55,7 @@ class LabelledRepairer:
             return {"operation": "query", "parameters": {"sql": sql}}
         if self.stage == "label":
             self.stage = "learn"
-            self._read_sample(observation["message"])
+            self._read_sample(observation.get("query_result"))
             if "label" not in ops or not self.dirty:
                 return FINISH
             ids = [row[self.key] for row in self.sample]
@@ -67,10 +67,9 @@ class LabelledRepairer:
             return self.plan.pop(0)
         return FINISH
 
-    def _read_sample(self, message: str) -> None:
-        if not message.startswith("Query result: "):
+    def _read_sample(self, result: dict[str, Any] | None) -> None:
+        if result is None:  # the query was refused
             return
-        result = _payload(message)
         self.sample = [dict(zip(result["columns"], row, strict=True)) for row in result["rows"]]
         for row in self.sample:
             self.dirty[str(row[self.key])] = {c: _cell(v) for c, v in row.items() if c != self.key}

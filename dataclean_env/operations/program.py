@@ -28,8 +28,9 @@ from dataclean_env.schemas import Action
 
 MAX_PROGRAM_STEPS = 20
 # Steps that end, span, claim or reveal labels rather than change a table cannot be inner
-# steps (the episode counts labels per step).
-NOT_INNER = frozenset({"program", "finish", "label", *CLAIM_OPERATIONS})
+# steps (the episode counts labels per step), nor `query`: its result is a field of the
+# step's observation, which an inner step does not have.
+NOT_INNER = frozenset({"program", "finish", "label", "query", *CLAIM_OPERATIONS})
 
 
 def opened(plan: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from dataclean_env.deferred import Table, frame_of
 from dataclean_env.errors import InvalidParameters, UnknownOperation, describe
+from dataclean_env.schemas import QueryResult
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.values import Kind
 
@@ -69,6 +70,8 @@ class OpResult:
     snapshot: Snapshot | None = None
     # (first row, row count) that observations' sample rows should show from now on.
     view: tuple[int, int] | None = None
+    # What a `query` found: the step's observation carries it (None for other operations).
+    query_result: QueryResult | None = None
 
     @property
     def table(self) -> pd.DataFrame:

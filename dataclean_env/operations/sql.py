@@ -10,7 +10,6 @@ like any step: `sql` rewrites cells through the same path as `set_cell` and `dro
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from dataclean_env.errors import InvalidParameters, SqlRefused, TooLarge
 from dataclean_env.limits import raise_time_limit, remaining
 from dataclean_env.operations.column_checks import rewrite_columns, take_rows
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+from dataclean_env.schemas import QueryResult
 from dataclean_env.values import MISSING, Kind, json_cell
 
 MAX_SQL_CHARS = 20_000
@@ -109,7 +109,9 @@ class QueryParams(Params):
     repeatable=True,
     slow=True,
     description=(
-        f"One SELECT over table t; the message holds up to {MAX_RESULT_ROWS} result rows as JSON."
+        "One read-only SELECT over table t (the current table; NULL is a missing cell). "
+        f"Answers its columns, up to {MAX_RESULT_ROWS} rows, total_rows and truncated (the "
+        "observation's query_result); changes nothing."
     ),
 )
 def query(table: pd.DataFrame, params: QueryParams, ctx: OpContext) -> OpResult:
@@ -122,14 +124,14 @@ def query(table: pd.DataFrame, params: QueryParams, ctx: OpContext) -> OpResult:
         while total > MAX_RESULT_ROWS and (more := len(cursor.fetchmany(10_000))):
             total += more
             remaining(ctx.deadline)
-    result = {
-        "columns": columns,
-        "rows": [[_json(v) for v in row] for row in rows[:MAX_RESULT_ROWS]],
-        "total_rows": total,
-        "cut": total > MAX_RESULT_ROWS,
-    }
-    message = "Query result: " + json.dumps(result, ensure_ascii=False, separators=(",", ":"))
-    return OpResult(table, message)
+    shown = [[_json(v) for v in row] for row in rows[:MAX_RESULT_ROWS]]
+    # model_construct: the fields are built here, of the right types already.
+    result = QueryResult.model_construct(
+        columns=columns, rows=shown, total_rows=total, truncated=total > MAX_RESULT_ROWS
+    )
+    found = f"Query returned {total} row{'' if total == 1 else 's'}"
+    message = found + (f"; the first {len(shown)} are shown." if result.truncated else ".")
+    return OpResult(table, message, query_result=result)
 
 
 def _json(value: Any) -> Any:
@@ -161,7 +163,10 @@ class SqlParams(Params):
     rank=2,
     repeatable=True,
     slow=True,
-    description=("UPDATE t / DELETE FROM t statements, all or nothing."),
+    description=(
+        f"Up to {MAX_STATEMENTS} UPDATE t ... / DELETE FROM t ... statements separated by ';', "
+        "all or nothing; the key column and the row order stay."
+    ),
 )
 def sql(table: pd.DataFrame, params: SqlParams, ctx: OpContext) -> OpResult:
     allowed = {_STATEMENT_TYPE.UPDATE, _STATEMENT_TYPE.DELETE}

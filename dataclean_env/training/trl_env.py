@@ -32,6 +32,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from dataclean_env.agents.prompt import query_lines
 from dataclean_env.operations.claims import cleaning_operation_names
 from dataclean_env.runner.backends import Backend, LocalBackend, Step
 from dataclean_env.runner.selection import EpisodeKey
@@ -160,14 +161,16 @@ def tool_env_class(
 
 
 def render(step: Step, rows_shown: int = 5) -> str:
-    """The observation as the model reads it: what happened (at reset: the task), the score,
-    the table's columns and its first `rows_shown` sample rows."""
+    """The observation as the model reads it: what happened (at reset: the task; after a
+    `query`, its result), the score, the table's columns and its first `rows_shown` sample
+    rows."""
     observation = step.observation
     columns = observation["columns"]
     rows = observation["shape"][0] if observation["shape"] else 0
     missing, dtypes = observation["missing_values"], observation["dtypes"]
     lines = [
         observation["message"],
+        *query_lines(observation.get("query_result")),
         f"Score {step.score:.4f}. Step {observation['step']}, "
         f"{observation['steps_remaining']} steps left{'; the episode is over' if step.done else ''}.",
         f"Table: {rows} rows x {len(columns)} columns, "

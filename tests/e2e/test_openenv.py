@@ -243,6 +243,14 @@ def test_schema_describes_the_real_action_observation_and_state(server) -> None:
     assert {"score", "score_components", "sample_rows", "reward", "done"} <= set(
         schema["observation"]["properties"]
     )
+    # SQL: what each statement may be, and the observation field a query's result fills.
+    for name, words in (("query", "One read-only SELECT"), ("sql", "Up to 20 UPDATE t")):
+        sql = variants[name]["properties"]["parameters"]["properties"]["sql"]
+        assert sql["maxLength"] == 20_000 and words in sql["description"], name
+    result = schema["observation"]["properties"]["query_result"]
+    assert result["anyOf"] == [{"$ref": "#/$defs/QueryResult"}, {"type": "null"}]
+    shape = schema["observation"]["$defs"]["QueryResult"]
+    assert shape["required"] == ["columns", "rows", "total_rows", "truncated"]
     assert {"episode_id", "step_count", "history", "task_id"} <= set(schema["state"]["properties"])
 
 

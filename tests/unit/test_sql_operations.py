@@ -55,14 +55,46 @@ def test_sql_cannot_change_the_key_or_run_other_statements() -> None:
     assert env.state().step_count == 0
 
 
-def test_query_result_is_in_the_message() -> None:
+def test_query_result_is_a_field_of_the_observation() -> None:
     env = DataCleaningEnv("rayyan")
     env.reset()
     sql = "SELECT id FROM t ORDER BY id LIMIT 2"
-    message = env.step({"operation": "query", "parameters": {"sql": sql}}).observation.message
-    assert message == (
-        'Query result: {"columns":["id"],"rows":[[1266],[2842]],"total_rows":2,"cut":false}'
+    observation = env.step({"operation": "query", "parameters": {"sql": sql}}).observation
+    assert observation.message == "Query returned 2 rows."
+    assert observation.model_dump()["query_result"] == {
+        "columns": ["id"],
+        "rows": [[1266], [2842]],
+        "total_rows": 2,
+        "truncated": False,
+    }
+
+
+def test_a_long_result_is_cut_at_50_rows_and_says_so() -> None:
+    env = DataCleaningEnv("rayyan")
+    env.reset()
+    sql = "SELECT id, article_jissue FROM t WHERE article_jissue IS NULL ORDER BY id"
+    result = env.step({"operation": "query", "parameters": {"sql": sql}}).observation
+    assert result.message == "Query returned 53 rows; the first 50 are shown."
+    shown = result.query_result
+    assert shown is not None
+    assert (shown.columns, shown.total_rows, shown.truncated) == (
+        ["id", "article_jissue"],
+        53,
+        True,
     )
+    assert len(shown.rows) == 50 and shown.rows[:2] == [[18298, "NULL"], [26475, "NULL"]]
+
+
+def test_only_a_query_step_carries_a_result() -> None:
+    env = DataCleaningEnv("rayyan")
+    assert env.reset().observation.query_result is None
+    asked = env.step({"operation": "query", "parameters": {"sql": "SELECT 1 AS one"}})
+    assert asked.observation.query_result is not None
+    refused = env.step({"operation": "query", "parameters": {"sql": "SELECT nope FROM t"}})
+    assert refused.info["error"]["code"] == "SQL_REFUSED"
+    assert refused.observation.query_result is None
+    paged = env.step({"operation": "show_rows", "parameters": {}})
+    assert paged.observation.query_result is None
 
 
 def _pair(task: str, builtin: dict, sql: str, seed: int | None = None) -> None:
