@@ -59,7 +59,14 @@ TRANSFORMS = frozenset(
 )
 # What a fix may use: the cleaning operations (never a claim, a phase or finish).
 LABEL_OPERATION = "label"  # reveals clean values: only labelled variants offer it
-FIX_OPERATIONS = TRANSFORMS | {"set_cell", "drop_rows", "dedupe", "fill_missing", "fd_repair"}
+FIX_OPERATIONS = TRANSFORMS | {
+    "set_cell",
+    "drop_rows",
+    "dedupe",
+    "fill_missing",
+    "fd_repair",
+    "sql",
+}
 TYPES_TEXT = ", ".join(ERROR_TYPES)
 
 

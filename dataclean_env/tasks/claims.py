@@ -48,10 +48,13 @@ SHOWCASES = {
     "standardisation_showcase": "standardisation",
     "audit_showcase": "audit",
 }
+# `query` reads the table in any kind and phase, like show_rows; `sql` repairs only inside
+# the audit's fix phase (a fix operation): detection changes nothing, and standardisation
+# is graded on column-wide transforms, which a per-row UPDATE would bypass.
 OPERATIONS = {
-    "detection": ("show_rows", "report_errors", "finish"),
-    "standardisation": ("show_rows", "standardise", "finish"),
-    "audit": ("show_rows", *AUDIT_PHASES, "finish"),
+    "detection": ("show_rows", "query", "report_errors", "finish"),
+    "standardisation": ("show_rows", "query", "standardise", "finish"),
+    "audit": ("show_rows", "query", *AUDIT_PHASES, "finish"),
 }
 SCORING = {
     "detection": {"detection_f1": 1.0},  # with half credit for a wrong type, and the cap
@@ -66,7 +69,8 @@ INSTRUCTIONS = {
         "Task: find the cells that are wrong; change nothing. Report them with report_errors "
         '{"cells": [{"row_id": <key>, "column": <name>, "error_type": <type>}]} (a duplicate '
         f"row: row_id without column), in as many reports as you like; types: {TYPES}. "
-        "show_rows pages through the table. Finish when done: you are scored then, by "
+        'show_rows pages through the table; query {"sql": <one SELECT over table t>} asks '
+        "it anything. Finish when done: you are scored then, by "
         "cell-level F1 (a right cell with a wrong or no type earns half; reporting more than "
         "twice the true number of errors costs)."
     ),
@@ -74,15 +78,17 @@ INSTRUCTIONS = {
         'Task: send standardise {"transforms": {<column>: [<operation>, ...]}} with, per '
         "column, operations that rewrite that column (strip, lower, upper, title, replace, "
         "map, regex_replace, replace_missing, normalize_dates, phone_us, decimal2, fix_dtype, "
-        "clamp_outliers; the column is filled in). They run on every cell of the column. "
+        "clamp_outliers; the column is filled in). They run on every cell of the column; "
+        'query {"sql": <one SELECT over table t>} reads the table. '
         "Scored per column by the gain in cells equal to the standard form."
     ),
     "audit": (
         "Task: an audit in four phases, in order: audit "
         '{"categories": [<type>...], "summary": <text>} names the kinds of error present; '
         'identify {"cells": [{"row_id", "column"?, "error_type"?}]} claims the wrong cells; '
-        'fix {"operations": [<operation>...]} repairs the table (set_cell, drop_rows and the '
-        'column operations); validate {"issues_remaining": <n>, "report": <text>} says how '
+        'fix {"operations": [<operation>...]} repairs the table (set_cell, drop_rows, sql '
+        'UPDATE/DELETE and the column operations); validate {"issues_remaining": <n>, '
+        '"report": <text>} says how '
         f"many errors remain and ends the audit. Types: {TYPES}. Weights 0.15/0.30/0.40/0.15; "
         "free text earns nothing; scored when the audit ends."
     ),

@@ -107,7 +107,12 @@ def test_bad_claims_get_422_with_a_code(client: TestClient) -> None:
 
 def test_tasks_list_the_claim_kinds(client: TestClient) -> None:
     tasks = {t["task_id"]: t for t in ok(client.get("/tasks"))["tasks"]}
-    assert tasks["error_detection"]["operations"] == ["show_rows", "report_errors", "finish"]
+    assert tasks["error_detection"]["operations"] == [
+        "show_rows",
+        "query",
+        "report_errors",
+        "finish",
+    ]
     assert tasks["audit_showcase"]["family"] == "showcase"
     assert tasks["audit_pipeline"]["scoring"] == {
         "audit_score": 0.15,
