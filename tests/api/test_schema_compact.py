@@ -39,3 +39,25 @@ def test_it_is_under_a_third_of_the_full_action_schema(client) -> None:
     assert full > 11000
     assert compact * 3 < full
     assert per_task * 5 < full
+
+
+QUERY_LINE = (
+    "query(sql: text) - One read-only SELECT over table t (the current table; NULL is a "
+    "missing cell). Answers its columns, up to 50 rows, total_rows and truncated (the "
+    "observation's query_result); changes nothing."
+)
+SQL_LINE = (
+    "sql(sql: text) - Up to 20 UPDATE t ... / DELETE FROM t ... statements separated by "
+    "';', all or nothing; the key column and the row order stay."
+)
+
+
+def test_sql_tasks_list_query_and_sql_and_the_claim_kinds_query_alone(client) -> None:
+    def lines(task_id: str) -> list[str]:
+        return ok(client.get("/schema/compact", params={"task_id": task_id}))["operations"]
+
+    for task_id in ("crm", "rayyan"):
+        assert {QUERY_LINE, SQL_LINE} <= set(lines(task_id)), task_id
+    for task_id in ("error_detection", "standardisation", "audit_pipeline"):
+        assert QUERY_LINE in lines(task_id) and SQL_LINE not in lines(task_id), task_id
+    assert not {QUERY_LINE, SQL_LINE} & set(lines("easy_dedup_rename"))

@@ -157,3 +157,43 @@ def test_parquet_safe_replaces_empty_dicts_only() -> None:
         },
         {"role": "tool", "name": "finish", "content": "done"},
     ]
+
+
+def test_the_sql_tools_say_what_they_take_and_answer() -> None:
+    assert DataCleaningToolEnv.query.__doc__ == (
+        "One read-only SELECT over table t (the current table; NULL is a missing cell). "
+        "Answers its columns, up to 50 rows, total_rows and truncated (the observation's "
+        "query_result); changes nothing.\n\n"
+        "Args:\n"
+        "    sql: One read-only SELECT over table t (the current table, key column included).\n\n"
+        "Returns:\n"
+        "    What the step did, the episode's score, and the table after the step."
+    )
+    assert DataCleaningToolEnv.sql.__doc__ == (
+        "Up to 20 UPDATE t ... / DELETE FROM t ... statements separated by ';', all or "
+        "nothing; the key column and the row order stay.\n\n"
+        "Args:\n"
+        "    sql: Up to 20 UPDATE t ... / DELETE FROM t ... statements separated by ';', "
+        "applied all or nothing. The key column cannot change; rows keep their order; a "
+        "column keeps its type.\n\n"
+        "Returns:\n"
+        "    What the step did, the episode's score, and the table after the step."
+    )
+
+
+def test_a_query_tool_call_shows_the_result_and_sql_repairs() -> None:
+    env = DataCleaningToolEnv()
+    env.reset(task_id="crm", seed=3)
+    shown = env.query(sql="SELECT contact_id, country FROM t ORDER BY contact_id LIMIT 2")
+    assert shown.splitlines()[:4] == [
+        "Query returned 2 rows.",
+        'Query result columns: ["contact_id", "country"]',
+        '[109066, "Japan"]',
+        '[109242, "Canada"]',
+    ]
+    before = env.score
+    repaired = env.sql(sql="UPDATE t SET country = 'France' WHERE country = 'Frrance'")
+    assert repaired.startswith("sql: country (")
+    assert env.score > before
+    with pytest.raises(ValueError, match="key column; it cannot change"):
+        env.sql(sql="UPDATE t SET contact_id = contact_id + 1")
