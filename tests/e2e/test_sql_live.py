@@ -172,5 +172,5 @@ def test_a_self_cross_join_of_100k_rows_is_stopped_at_the_deadline(big_server: L
     assert after["step_count"] == before["step_count"] == 0
     assert after["reward"] == before["reward"]
     total = sum(i % 97 for i in range(1, BIG_ROWS + 1))
-    assert f'"rows":[[{BIG_ROWS},{total}]]' in shown["observation"]["message"]
+    assert shown["observation"]["query_result"]["rows"] == [[BIG_ROWS, total]]
     assert sum(sent < t < done for t in answered) >= 2
