@@ -95,7 +95,10 @@ def test_vf_eval_scores_equal_the_servers(tmp_path: Path, model: FakeChatModel) 
             server,
             model,
             compact_out,
-            *("--env.taskset.families", '["easy_dedup_rename", "medium_missing_dtype"]'),
+            *(
+                "--env.taskset.families",
+                '["easy_dedup_rename", "medium_missing_dtype", "rayyan-labelled"]',
+            ),
             *("--env.taskset.max-turns", "5"),
         )
         stock = vf_eval(
@@ -129,8 +132,15 @@ def test_vf_eval_scores_equal_the_servers(tmp_path: Path, model: FakeChatModel) 
         assert sorted(played) == [
             ("compact", "easy_dedup_rename", 0),
             ("compact", "medium_missing_dtype", 0),
+            ("compact", "rayyan-labelled", 0),
             ("stock", "easy_dedup_rename", 1),
         ]
+        # SQL through the bridge: the scripted model reads the query's result from the
+        # observation it is sent (query_result), labels those rows and repairs in `sql`.
+        _, sql_actions, sql_trace = played[("compact", "rayyan-labelled", 0)]
+        assert [a["operation"] for a in sql_actions] == ["query", "label", "sql", "finish"]
+        result = conversation(sql_trace)[0][1]["observation"]["query_result"]
+        assert (len(result["rows"]), result["total_rows"], result["truncated"]) == (20, 20, False)
         # The heuristic solves the easy task within the cap; on the medium one the cap
         # stops it after five actions, before its `finish` (the table is clean by then).
         easy, easy_actions, _ = played[("compact", "easy_dedup_rename", 0)]

@@ -33,7 +33,8 @@ from verifiers.v1.tasksets.openenv.taskset import parse_action
 SYSTEM_PROMPT = (
     "You clean a dirty data table, one operation per turn. Each user turn is JSON with the "
     "current observation (task description, columns, dtypes, missing counts, sample rows, the "
-    "last step's message) and the action schema. Reply with exactly one JSON object and nothing "
+    "last step's message, and after a query its result in query_result) and the action schema. "
+    "Reply with exactly one JSON object and nothing "
     'else: {"operation": "<name>", "parameters": {...}}. Call finish when the table is clean.'
 )
 
