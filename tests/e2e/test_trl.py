@@ -120,6 +120,13 @@ def test_trl_builds_a_schema_for_every_generated_tool() -> None:
     set_cell = schemas["set_cell"]["function"]["parameters"]
     assert set_cell["required"] == ["row_id", "column", "value"]
     assert set_cell["properties"]["row_id"]["type"] == ["integer", "string"]
+    # SQL: one text parameter each, described as the model must write it.
+    for name, words in (("query", "One read-only SELECT"), ("sql", "Up to 20 UPDATE t")):
+        function = schemas[name]["function"]
+        assert function["description"].startswith(words), name
+        assert function["parameters"]["required"] == ["sql"]
+        sql = function["parameters"]["properties"]["sql"]
+        assert sql["type"] == "string" and sql["description"].startswith(words), name
 
 
 # One step on the easy task with a completion budget so short that the first tool result
