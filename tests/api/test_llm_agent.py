@@ -242,3 +242,25 @@ def test_settings_come_from_the_environment_variables() -> None:
 def llm_agent(url: str, retry: RetryPolicy) -> LLMAgent:
     settings = LLMSettings(model="fake-model", base_url=url, api_key="test-key", timeout_s=5)
     return LLMAgent(settings.client(), settings, retry)
+
+
+def test_the_llm_is_shown_its_query_result(fake_openai, monkeypatch, capsys) -> None:
+    ask = "SELECT country, count(*) AS n FROM t GROUP BY country ORDER BY n DESC, country LIMIT 2"
+    server = fake_openai([Reply(action("query", sql=ask)), Reply(action("finish"))])
+    monkeypatch.setenv("API_BASE_URL", server.url)
+    monkeypatch.setenv("MODEL_NAME", "fake-model")
+    monkeypatch.setenv("HF_TOKEN", "test-key")
+    argv = ["--tasks", "crm", "--seeds", "3", "--split", "train", "--backoff", "0.01"]
+
+    assert inference.main(argv) == 0
+
+    capsys.readouterr()
+    after = server.requests[1]["messages"][1]["content"].splitlines()
+    shown = after.index("Last result: Query returned 2 rows.")
+    assert after[shown + 1 : shown + 4] == [
+        'Query result columns: ["country", "n"]',
+        '["Canada", 42]',
+        '["Japan", 30]',
+    ]
+    first = server.requests[0]["messages"][1]["content"]
+    assert "Query result columns" not in first
