@@ -13,7 +13,7 @@ import math
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -46,7 +46,7 @@ from dataclean_env.schemas import (
 )
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import Task
-from dataclean_env.transitions import MAX_TABLE_CELLS, TRANSITIONS, Transition
+from dataclean_env.transitions import MAX_TABLE_CELLS, TRANSITIONS, Key, Transition
 from dataclean_env.values import Kind
 
 log = logging.getLogger(__name__)
@@ -62,6 +62,18 @@ def available_operations(allowed: tuple[str, ...]) -> list[str]:
     """The task's operations followed by the aliases of those operations."""
     aliases = [a for a in alias_names() if canonical_name(a) in allowed]
     return list(allowed) + aliases
+
+
+class _Planned(NamedTuple):
+    """An action resolved, checked and computed, not yet committed (see `Episode._plan`)."""
+
+    op: Any
+    parameters: dict[str, Any]
+    labelled: frozenset[str]
+    size: int  # the parameters' bytes, counted against the history's limit
+    memory_key: Key | None  # where the step memory keeps the step, if it should
+    step: Transition
+    budget: Any
 
 
 class Episode:
@@ -129,7 +141,44 @@ class Episode:
                 self.last_message = "Too many refused actions; episode finished."
             raise
 
+    def refusal(self, action: Action) -> EnvError | None:
+        """The refusal `action` would get now, without taking it (None: it would be taken).
+        Nothing changes, not even the refusal count: the page's helper asks before it
+        offers an action. A step it computes is remembered, so taking it costs nothing more."""
+        if self.done:
+            return EpisodeFinished(f"episode {self.episode_id!r} is finished")
+        try:
+            planned = self._plan(action)
+        except ServerFault:
+            raise
+        except EnvError as exc:
+            return exc
+        self._remember(planned)
+        return None
+
     def _apply(self, action: Action) -> StepResult:
+        planned = self._plan(action)
+        op, step = planned.op, planned.step
+        # ── commit, all or nothing: a step commits only if its result can be served ──
+        saved = self._committed()
+        try:
+            self.labelled = planned.labelled
+            served = self._commit(op, planned.parameters, step)
+            served.json_bytes()  # the answer every door sends must be serialisable (kept)
+        except Exception as exc:
+            self._restore(saved)
+            if isinstance(exc, EnvError):
+                raise
+            log.exception("step %s failed after the operation ran; rolled back", op.name)
+            raise ServerFault(f"{op.name} could not be applied; nothing changed") from exc
+        self._remember(planned)
+        self._budget = planned.budget
+        self._history_bytes += planned.size
+        return served
+
+    def _plan(self, action: Action) -> _Planned:
+        """Resolve and check the action and compute its step (or take it from the step
+        memory), changing nothing; raises EnvError if the action is refused."""
         op, params = resolve(action.operation, action.parameters)
         if op.name not in self.spec.operations:
             raise OperationNotAllowed(
@@ -151,24 +200,12 @@ class Episode:
             budget = step.budget_after
         else:  # a step another episode took, under other limits
             budget = self._budget.admit(step.after)
+        remember = shared and known is None and step.after is not step.before
+        return _Planned(op, parameters, labelled, size, key if remember else None, step, budget)
 
-        # ── commit, all or nothing: a step commits only if its result can be served ──
-        saved = self._committed()
-        try:
-            self.labelled = labelled
-            served = self._commit(op, parameters, step)
-            served.json_bytes()  # the answer every door sends must be serialisable (kept)
-        except Exception as exc:
-            self._restore(saved)
-            if isinstance(exc, EnvError):
-                raise
-            log.exception("step %s failed after the operation ran; rolled back", op.name)
-            raise ServerFault(f"{op.name} could not be applied; nothing changed") from exc
-        if shared and known is None and step.after is not step.before:
-            TRANSITIONS.remember(key, step)
-        self._budget = budget
-        self._history_bytes += size
-        return served
+    def _remember(self, planned: _Planned) -> None:
+        if planned.memory_key is not None:
+            TRANSITIONS.remember(planned.memory_key, planned.step)
 
     def _transition(self, op: Any, params: Any, history: tuple[str, ...]) -> Transition:
         """Apply the operation to the committed table, and read out, admit (TooLarge),

@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.episode import Episode
+from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import default_registry
 from tests.support import ok
@@ -174,6 +175,43 @@ def test_the_heuristic_endpoint_plays_the_agents_policy(
     # A reset with the same id starts a fresh agent.
     ok(client.post(f"/reset/{task_id}", json=body))
     assert ok(client.post(f"/episodes/h-{task_id}/heuristic"))["action"] == actions[0]
+
+
+# Instances on which the heuristic's policy takes a step the table refuses (a type
+# conversion the values do not allow yet, a text rewrite of a number column).
+REFUSING = [("fix_types", 0, "eval"), ("orders", 0, "eval"), ("inventory", 5, "eval")]
+
+
+@pytest.mark.parametrize(("task_id", "seed", "split"), REFUSING)
+def test_the_heuristic_endpoint_never_offers_a_refused_action(
+    client: TestClient, task_id: str, seed: int, split: str
+) -> None:
+    runner = Episode("runner", default_registry().make(task_id, seed, split))
+    agent, taken, refused = HeuristicAgent(), [], 0
+    while not runner.done:
+        action = agent.act(runner.observation().model_dump(mode="json"))
+        try:
+            runner.step(Action(**action))
+            taken.append(action)
+        except EnvError:
+            refused += 1
+    assert refused > 0  # the policy itself does meet refusals here
+
+    episode_id = f"never-refused-{task_id}"
+    ok(
+        client.post(
+            f"/reset/{task_id}", json={"episode_id": episode_id, "seed": seed, "split": split}
+        )
+    )
+    offered, result = [], None
+    for _ in range(100):
+        action = ok(client.post(f"/episodes/{episode_id}/heuristic"))["action"]
+        offered.append(action)
+        result = ok(client.post("/step", json={"episode_id": episode_id, **action}))
+        if result["done"]:
+            break
+    assert offered == taken  # the runner's steps, without the ones refused
+    assert result is not None and result["reward"]["total"] == runner.reward.total
 
 
 def test_the_heuristic_endpoint_needs_a_live_episode(client: TestClient) -> None:

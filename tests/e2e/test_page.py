@@ -38,7 +38,7 @@ ARGS = [
 ]
 HOSTILE = "<img src=x onerror=alert(1)>"
 TASK, SEED, SPLIT = "crm", 3, "eval"  # the first hard eval instance of crm: 109 rows
-TIMEOUT_MS = 20_000
+TIMEOUT_MS = 90_000  # far from the work: the page loads in about a second, even on a busy machine
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,7 @@ from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.episode import Episode, opening_of
 from dataclean_env.errors import EpisodeFinished, InvalidAction, ViewRefused
 from dataclean_env.reward_visibility import hides
+from dataclean_env.schemas import Action
 from dataclean_env.server.deps import get_registry, get_store
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.settings import PACKAGE_DIR, PROJECT_ROOT
@@ -52,6 +53,7 @@ _PAGE_HEADERS = {
     "X-Content-Type-Options": "nosniff",
 }
 MAX_SEED_SCAN = 1000
+MAX_PASSED_OVER = 10  # refused actions the helper passes over before it offers finish
 
 
 def static_dir() -> Path:
@@ -168,6 +170,20 @@ async def episode_table(
     return await run_in_threadpool(work)
 
 
+def offered_action(agent: HeuristicAgent, episode: Episode) -> dict[str, Any]:
+    """The agent's next action that the episode would take, else `finish` (always taken)."""
+    observation = episode.observation().model_dump(mode="json")
+    for _ in range(MAX_PASSED_OVER + 1):
+        action = agent.act(observation)
+        try:
+            candidate = Action(**action)
+        except ValueError:  # not even an action: pass it over like a refused one
+            continue
+        if episode.refusal(candidate) is None:
+            return action
+    return {"operation": "finish", "parameters": {}}
+
+
 @router.post("/episodes/{episode_id}/heuristic")
 async def heuristic_action(episode_id: str, store: Store, cache: Page) -> dict[str, Any]:
     """The built-in heuristic agent's next action for this episode, from its current
@@ -176,14 +192,18 @@ async def heuristic_action(episode_id: str, store: Store, cache: Page) -> dict[s
 
     Open to blind episodes too (the page plays leaderboard runs with it): the agent reads
     only the observation every door shows, which holds no score, and answers only an
-    action, so it tells nothing a client could not compute with the same public agent."""
+    action, so it tells nothing a client could not compute with the same public agent.
+
+    Never an action the episode would refuse: one the table refuses (a type conversion
+    the values do not allow yet) is passed over for the agent's next, as the runner's
+    agent moves on after a refusal, so the page's run takes the runner's steps."""
     episode = store.get(episode_id)
 
     def work() -> dict[str, Any]:
         with episode.lock:
             if episode.done:
                 raise EpisodeFinished(f"episode {episode_id!r} is finished; reset to play again")
-            action = cache.agent(episode).act(episode.observation().model_dump(mode="json"))
+            action = offered_action(cache.agent(episode), episode)
         return {"episode_id": episode_id, "agent": HeuristicAgent.name, "action": action}
 
     return await run_in_threadpool(work)
