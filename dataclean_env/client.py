@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from openenv.core import EnvClient
 from openenv.core.client_types import StepResult
+from openenv.core.env_client import EnvClient
 
 from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
 

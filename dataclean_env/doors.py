@@ -50,7 +50,7 @@ def check_client_id(episode_id: Any) -> str:
             f"ids starting with {SERVER_PREFIX!r} are issued by the server and cannot be "
             "reset; reset without an id (or with an id of your own) to start a new episode"
         )
-    return episode_id
+    return str(episode_id)
 
 
 def new_episode_id() -> str:

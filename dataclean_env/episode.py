@@ -463,7 +463,8 @@ def _graded(task: Task, snapshot: Snapshot, previous: Any) -> tuple[dict[str, fl
     graded = getattr(task.grader, "graded", None)
     if graded is None:
         return task.grader.components(snapshot), None
-    return graded(snapshot, previous)
+    scores_and_view: tuple[dict[str, float], Any] = graded(snapshot, previous)
+    return scores_and_view
 
 
 def _servable(result: OpResult) -> Snapshot:

@@ -62,7 +62,8 @@ def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
             return [inline(v) for v in node]
         return node
 
-    return inline(schema)
+    inlined: dict[str, Any] = inline(schema)
+    return inlined
 
 
 class CleaningAction(OpenEnvAction):

@@ -191,7 +191,7 @@ class EpisodeState(BaseModel):
 
     @model_serializer(mode="wrap")
     def _leave_out_absent(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
+        data: dict[str, Any] = handler(self)
         if data.get("repair") is None:
             data.pop("repair", None)
         return data

@@ -145,7 +145,8 @@ def _align(current: Snapshot, dirty: Snapshot, origins: list[str | None]) -> lis
 def _same(now: Any, was: Any) -> bool:
     if now is MISSING or was is MISSING:
         return now is was
-    return (type(now) is type(was) and now == was) or cell(now) == cell(was)
+    same: bool = (type(now) is type(was) and now == was) or cell(now) == cell(was)
+    return same
 
 
 def table_page(

@@ -64,7 +64,7 @@ def weight(key: Key, step: Transition) -> int:
     budgets count their text) and its parameters: at least ENTRY_BYTES, however empty."""
     cells = _cells(step.before) + _cells(step.after)
     chars = step.budget_before.total + step.budget_after.total + len(key[2])
-    return ENTRY_BYTES + CELL_BYTES * cells + CHAR_BYTES * chars
+    return int(ENTRY_BYTES + CELL_BYTES * cells + CHAR_BYTES * chars)
 
 
 class Transitions:

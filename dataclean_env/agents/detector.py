@@ -152,7 +152,7 @@ def _dependency_errors(rows: Sequence[Row], columns: list[str], ids: list[Any]) 
         for b in columns:
             if a == b or not 1 < distinct[b] < distinct[a] <= max(12, len(rows) // 4):
                 continue
-            groups: dict[str, Counter] = defaultdict(Counter)
+            groups: dict[str, Counter[Any]] = defaultdict(Counter[Any])
             for x, y in zip(values[a], values[b], strict=True):
                 groups[x][y] += 1
             agreeing = sum(g.most_common(1)[0][1] for g in groups.values())
@@ -168,7 +168,7 @@ def _dependency_errors(rows: Sequence[Row], columns: list[str], ids: list[Any]) 
 
 def _duplicates(rows: Sequence[Row], columns: list[str], ids: list[Any]) -> list[Any]:
     """Ids of rows equal to a row with a smaller id on every column but the key."""
-    first: dict[tuple, Any] = {}
+    first: dict[tuple[Any, ...], Any] = {}
     copies = []
     for row_id, row in sorted(zip(ids, rows, strict=True), key=lambda pair: _order(pair[0])):
         signature = tuple(text(row.get(c)) for c in columns)

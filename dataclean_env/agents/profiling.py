@@ -30,7 +30,7 @@ class ColumnProfile:
 
     seen: int = 0
     missing: int = 0
-    values: Counter = field(default_factory=Counter)
+    values: Counter[Any] = field(default_factory=Counter[Any])
 
     def add(self, value: Any) -> None:
         self.seen += 1

@@ -68,7 +68,7 @@ def _type_text(spec: dict[str, Any]) -> str:
         return f"list of {_type_text(spec.get('items', {}))}"
     if kind == "object":
         return "object"
-    return {"string": "text", "integer": "int", "number": "number"}.get(kind, kind)
+    return {"string": "text", "integer": "int", "number": "number"}.get(kind, str(kind))
 
 
 def user_message(observation: dict[str, Any], turns: Sequence[Turn]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from typing import Any
 
 from dataclean_env.generation.pools import FIRST_NAMES, LAST_NAMES
 
@@ -92,7 +93,9 @@ def described_mapping(mapping: dict[str, str]) -> str:
     return ", ".join(f"'{alias}' means '{value}'" for alias, value in mapping.items())
 
 
-def shuffled_with(rng: random.Random, rows: list[dict], copies: list[dict]) -> list[dict]:
+def shuffled_with(
+    rng: random.Random, rows: list[dict[str, Any]], copies: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """`rows` and their near-duplicate `copies` in one shuffled list."""
     result = rows + copies
     rng.shuffle(result)

@@ -92,7 +92,7 @@ def generate(rng: random.Random) -> Generated:
     for row in tests:
         row["email"] = f"c{row['contact_id']}@{domain}"
 
-    def dirty_row(row: dict) -> dict:
+    def dirty_row(row: dict[str, Any]) -> dict[str, Any]:
         return {
             "contact_id": row["contact_id"],
             "full_name": names.render(row["full_name"]),

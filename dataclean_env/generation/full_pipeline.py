@@ -96,7 +96,7 @@ def generate(rng: random.Random) -> Generated:
         if row["employee_id"] in negative:
             row["revenue"] = 0.0
 
-    def dirty_row(row: dict) -> dict:
+    def dirty_row(row: dict[str, Any]) -> dict[str, Any]:
         age = row["age"]
         if row["employee_id"] in too_old:
             age = rng.choice([oldest + rng.randint(5, 40), 999])

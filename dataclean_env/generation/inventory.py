@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from typing import Any
 
 import pandas as pd
 
@@ -92,7 +93,7 @@ def generate(rng: random.Random) -> Generated:
         if row["sku"] in misread:
             row["on_hand"] = 0
 
-    def dirty_row(row: dict) -> dict:
+    def dirty_row(row: dict[str, Any]) -> dict[str, Any]:
         on_hand = -rng.randint(1, 50) if row["sku"] in misread else row["on_hand"]
         return {
             "sku": row["sku"],

@@ -4,6 +4,7 @@ and near-duplicate rows. Per-column dirt and its repair live in `treatments.py`.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from dataclean_env.generation.pools import FIRST_NAMES, LAST_NAMES
 
@@ -30,7 +31,9 @@ def phone_digits(rng: random.Random) -> str:
     return f"{rng.randint(201, 989)}{rng.randint(200, 999)}{rng.randint(0, 9999):04d}"
 
 
-def shuffled_with(rng: random.Random, rows: list[dict], copies: list[dict]) -> list[dict]:
+def shuffled_with(
+    rng: random.Random, rows: list[dict[str, Any]], copies: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """`rows` and their near-duplicate `copies` in one shuffled list."""
     result = rows + copies
     rng.shuffle(result)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from typing import Any
 
 import pandas as pd
 
@@ -62,7 +63,7 @@ def generate(rng: random.Random) -> Generated:
         )
     ]
 
-    def dirty_row(row: dict) -> dict:
+    def dirty_row(row: dict[str, Any]) -> dict[str, Any]:
         return {
             "customer_id": row["customer_id"],
             "name": names.render(row["name"]),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from typing import Any
 
 import pandas as pd
 
@@ -99,7 +100,7 @@ def generate(rng: random.Random) -> Generated:
                 "total": total,
             }
         )
-    counts: dict[int, list[dict]] = {}
+    counts: dict[int, list[dict[str, Any]]] = {}
     for row in clean_rows:
         counts.setdefault(row["customer_id"], []).append(row)
     # Customers with at least three orders can have one misspelt: the majority stays right.
@@ -116,7 +117,7 @@ def generate(rng: random.Random) -> Generated:
         else set()
     )
 
-    def dirty_row(row: dict) -> dict:
+    def dirty_row(row: dict[str, Any]) -> dict[str, Any]:
         status = statuses.render(row["status"])
         if status == row["status"] and cased and rng.random() < rate:
             wrong = [v for v in (status.lower(), status.upper(), status.title()) if v != status]

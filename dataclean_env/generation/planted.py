@@ -70,12 +70,12 @@ def _typo(rng: random.Random, text: str) -> str:
     return text[:i] + text[i + 1 :]
 
 
-def _missing(rng: random.Random, value: Any, row: dict) -> str:
+def _missing(rng: random.Random, value: Any, row: dict[str, Any]) -> str:
     return rng.choice(["", "", "N/A", "null", "-"])
 
 
-def _wrong_type(column: str) -> Callable[[random.Random, Any, dict], str]:
-    def make(rng: random.Random, value: Any, row: dict) -> str:
+def _wrong_type(column: str) -> Callable[[random.Random, Any, dict[str, Any]], str]:
+    def make(rng: random.Random, value: Any, row: dict[str, Any]) -> str:
         if column == "age":
             tens, ones = divmod(int(value), 10)
             return WORDS.get(tens, "forty") + ("" if not ones else f"-{ones}") + " years"
@@ -86,8 +86,8 @@ def _wrong_type(column: str) -> Callable[[random.Random, Any, dict], str]:
     return make
 
 
-def _out_of_range(column: str) -> Callable[[random.Random, Any, dict], str]:
-    def make(rng: random.Random, value: Any, row: dict) -> str:
+def _out_of_range(column: str) -> Callable[[random.Random, Any, dict[str, Any]], str]:
+    def make(rng: random.Random, value: Any, row: dict[str, Any]) -> str:
         if column == "age":
             return str(rng.choice([0, 3, 150, 212, -4, 999]))
         if column == "salary":
@@ -101,13 +101,13 @@ def _out_of_range(column: str) -> Callable[[random.Random, Any, dict], str]:
     return make
 
 
-def _bad_format(column: str) -> Callable[[random.Random, Any, dict], str]:
-    def make(rng: random.Random, value: Any, row: dict) -> str:
+def _bad_format(column: str) -> Callable[[random.Random, Any, dict[str, Any]], str]:
+    def make(rng: random.Random, value: Any, row: dict[str, Any]) -> str:
         if column in ("name", "dept", "city"):
             variants = [v for v in (value.lower(), value.upper()) if v != value]
-            return rng.choice(variants) if variants else "  " + value
+            return rng.choice(variants) if variants else f"  {value}"
         if column == "email":
-            return value.upper()
+            return str(value).upper()
         if column == "phone":
             digits = "".join(ch for ch in value if ch.isdigit())
             text = noisy_phone(rng, digits)
@@ -118,8 +118,8 @@ def _bad_format(column: str) -> Callable[[random.Random, Any, dict], str]:
     return make
 
 
-def _not_in_domain(column: str) -> Callable[[random.Random, Any, dict], str]:
-    def make(rng: random.Random, value: Any, row: dict) -> str:
+def _not_in_domain(column: str) -> Callable[[random.Random, Any, dict[str, Any]], str]:
+    def make(rng: random.Random, value: Any, row: dict[str, Any]) -> str:
         if rng.random() < 0.3:
             return {"dept": "Dept 7", "city": "Atlantis", "country": "Wakanda"}[column]
         return _typo(rng, value)
@@ -127,13 +127,13 @@ def _not_in_domain(column: str) -> Callable[[random.Random, Any, dict], str]:
     return make
 
 
-def _inconsistent(rng: random.Random, value: Any, row: dict) -> str:
+def _inconsistent(rng: random.Random, value: Any, row: dict[str, Any]) -> str:
     """A real country, but not the one the row's city lies in."""
     return rng.choice(sorted({c for c in CITY_COUNTRY.values() if c != value}))
 
 
 # Column -> the types of error that can be planted there.
-PLANTERS: dict[str, dict[str, Callable[[random.Random, Any, dict], str]]] = {
+PLANTERS: dict[str, dict[str, Callable[[random.Random, Any, dict[str, Any]], str]]] = {
     "name": {"missing": _missing, "bad_format": _bad_format("name")},
     "email": {"missing": _missing, "bad_format": _bad_format("email")},
     "dept": {

@@ -69,7 +69,8 @@ def cell_text(value: Any) -> str:
     except that a whole float reads as an integer (a number column with gaps is float)."""
     kind = type(value)
     if kind is str:
-        return value.strip()
+        text: str = value.strip()
+        return text
     if value is MISSING:
         return ""
     if kind is int:
@@ -77,7 +78,7 @@ def cell_text(value: Any) -> str:
     if kind is float:
         return str(int(value)) if value.is_integer() else repr(value)
     if isinstance(value, pd.Timestamp):
-        return json_cell(value)
+        return str(json_cell(value))
     return str(value).strip()
 
 
@@ -135,7 +136,7 @@ class GradedColumn:
 @dataclass(frozen=True, eq=False)
 class _Alignment:
     picks: list[int]  # per clean row: its position in the table, or n_rows (not there)
-    extra: Counter  # key -> rows beyond the first (or rows of keys clean lacks)
+    extra: Counter[Any]  # key -> rows beyond the first (or rows of keys clean lacks)
     n_rows: int  # rows of the table it was computed for
 
     @cached_property
@@ -328,7 +329,7 @@ class CellRepairGrader:
         texts = [None if v is MISSING else key_text(v) for v in keys]
         first = first_positions(texts)
         counts = Counter(texts)
-        extra: Counter = Counter()
+        extra: Counter[Any] = Counter()
         if len(counts) == len(texts):  # no repeats: only keys clean lacks are extra
             extra.update(counts.keys() - self.gold_keys)
         else:
@@ -388,7 +389,8 @@ class CellRepairGrader:
         cache_key = ("rows", id(keys))
         hit = self._cache.get(cache_key)
         if hit is not None and hit[0] is keys:
-            return hit[1]
+            cached: _Alignment = hit[1]
+            return cached
         alignment = self._align(keys)
         self._remember(cache_key, (keys, alignment))
         return alignment
@@ -406,7 +408,8 @@ class CellRepairGrader:
         cache_key = ("cells", column.position, id(values), id(alignment), kind)
         hit = self._cache.get(cache_key)
         if hit is not None and hit[0] is values and hit[1] is alignment:
-            return hit[2]
+            counts: tuple[int, int, int] = hit[2]
+            return counts
         if column.kind in (None, Kind.STR):
             result = (errors, *_text_column_counts(column, values, kind, alignment))
         else:

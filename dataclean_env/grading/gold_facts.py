@@ -63,7 +63,7 @@ class TableView:
     column's values is `misplaced` and counts as absent)."""
 
     snapshot: Snapshot
-    key_counts: Counter
+    key_counts: Counter[Any]
     first_row: dict[str, int]
     misplaced: frozenset[str] = frozenset()
     key_values: list[Any] | None = None  # the key column's cells the rows were read from
@@ -180,7 +180,7 @@ class _Anchors(tuple):  # type: ignore[type-arg]
         anchors.exact = all(
             c.__class__ is str
             or (c.__class__ is float and math.isfinite(c))
-            or (c.__class__ is pd.Timestamp and c is not pd.NaT)
+            or c.__class__ is pd.Timestamp  # NaT is of another class
             for c in anchors.canonicals
         )
         return anchors
@@ -227,7 +227,8 @@ def holds(cell: Any, gold: Any, canonical: Any, kind: Kind) -> bool:
         return False
     cls = cell.__class__
     if kind == _STR and cls is str:
-        return cell == canonical
+        equal: bool = cell == canonical
+        return equal
     if (cls is float or cls is int) and kind in NUMERIC_KINDS:
         number = float(cell)  # what parse_number does to a Python number
         return math.isfinite(number) and abs(number - canonical) <= NUMBER_TOLERANCE

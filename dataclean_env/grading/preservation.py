@@ -37,7 +37,8 @@ ByColumn = dict[str, list[tuple[str, Any]]]  # gold column -> [(key, canonical g
 
 
 def _near(cell: Any, gold: float) -> bool:
-    return abs(cell - gold) <= NUMBER_TOLERANCE
+    near: bool = abs(cell - gold) <= NUMBER_TOLERANCE
+    return near
 
 
 def _same_text(cell: Any, gold: str) -> bool:

@@ -53,7 +53,8 @@ class Converted:
     cells: list[Any] | None = None  # the snapshot cells, when the converter knows them
 
     def series(self, index: pd.Index, name: str) -> pd.Series:
-        return pd.Series(self.data, index=index, dtype=self.dtype, name=name)
+        column: pd.Series = pd.Series(self.data, index=index, dtype=self.dtype, name=name)
+        return column
 
     def plain_cells(self) -> tuple[list[Any], np.dtype] | None:
         """(snapshot cells, dtype) for numpy numbers and Python booleans, whose cells are

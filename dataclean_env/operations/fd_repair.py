@@ -8,6 +8,7 @@ frequent present value (ties: the value that appears first). Missing cells stay 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import Any
 
 import pandas as pd
 from pydantic import Field
@@ -37,7 +38,7 @@ def fd_repair(table: pd.DataFrame, params: FdRepairParams, ctx: OpContext) -> Op
     require_modifiable(ctx, [params.column])
     snapshot = ctx.snapshot_of(table)
     keys, cells = snapshot.values[params.key], snapshot.values[params.column]
-    groups: dict[object, Counter] = defaultdict(Counter)
+    groups: dict[object, Counter[Any]] = defaultdict(Counter[Any])
     for key, cell in zip(keys, cells, strict=True):
         if key is not MISSING and cell is not MISSING:
             groups[key][cell] += 1

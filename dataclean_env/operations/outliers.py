@@ -55,11 +55,15 @@ def outlier_mask(values: np.ndarray, method: str, threshold: float) -> np.ndarra
             else:
                 q1, q3 = linear_percentile(ordered, 25), linear_percentile(ordered, 75)
             spread = q3 - q1
-            return (values < q1 - threshold * spread) | (values > q3 + threshold * spread)
+            outside: np.ndarray = (values < q1 - threshold * spread) | (
+                values > q3 + threshold * spread
+            )
+            return outside
         std = present.std()
         if std == 0:
             return np.zeros(values.shape, dtype=bool)
-        return np.abs(values - present.mean()) / std > threshold
+        far: np.ndarray = np.abs(values - present.mean()) / std > threshold
+        return far
 
 
 def linear_percentile(ordered: list[float], q: float) -> float:

@@ -38,7 +38,8 @@ def episode_id_of(query: bytes, headers: dict[bytes, bytes], body: bytes) -> str
         except ValueError:
             data = None
         if isinstance(data, dict) and isinstance(data.get("episode_id"), str):
-            return data["episode_id"]
+            episode_id: str = data["episode_id"]
+            return episode_id
     if query and b"episode_id" in query:
         values = parse_qs(query.decode("latin-1")).get("episode_id")
         if values:

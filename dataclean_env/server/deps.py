@@ -14,12 +14,15 @@ from dataclean_env.tasks import TaskRegistry
 
 
 async def get_store(request: Request) -> EpisodeStore:
-    return request.app.state.store
+    store: EpisodeStore = request.app.state.store
+    return store
 
 
 async def get_registry(request: Request) -> TaskRegistry:
-    return request.app.state.store.registry
+    registry: TaskRegistry = request.app.state.store.registry
+    return registry
 
 
 async def get_settings(request: Request) -> Settings:
-    return request.app.state.settings
+    settings: Settings = request.app.state.settings
+    return settings

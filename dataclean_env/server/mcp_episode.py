@@ -153,7 +153,8 @@ class McpEpisode(MCPEnvironment):
     async def visible_tool(self, name: str) -> Tool | None:
         if name not in self.allowed():
             return None
-        return await self.mcp_server.get_tool(name)
+        tool: Tool | None = await self.mcp_server.get_tool(name)
+        return tool
 
     # ── OpenEnv's Environment interface (in-process use) ─────────────────
     def reset(self, seed: int | None = None, episode_id: str | None = None, **options: Any) -> Any:

@@ -41,7 +41,7 @@ def _healthy(path: str) -> bool:
         return False
 
 
-def start_workers(count: int, folder: Path) -> tuple[list[subprocess.Popen], list[str]]:
+def start_workers(count: int, folder: Path) -> tuple[list[subprocess.Popen[bytes]], list[str]]:
     """Start `count` uvicorn processes on Unix sockets in `folder`; wait for their /health."""
     metrics = folder / "metrics"
     metrics.mkdir()
@@ -70,7 +70,7 @@ def start_workers(count: int, folder: Path) -> tuple[list[subprocess.Popen], lis
     return processes, sockets
 
 
-def stop_workers(processes: list[subprocess.Popen]) -> None:
+def stop_workers(processes: list[subprocess.Popen[bytes]]) -> None:
     for process in processes:
         if process.poll() is None:
             process.terminate()
@@ -81,7 +81,9 @@ def stop_workers(processes: list[subprocess.Popen]) -> None:
             process.kill()
 
 
-async def _run(host: str, port: int, sockets: list[str], processes: list[subprocess.Popen]) -> None:
+async def _run(
+    host: str, port: int, sockets: list[str], processes: list[subprocess.Popen[bytes]]
+) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -118,7 +120,7 @@ def serve_worker(path: str) -> None:
 def serve(host: str, port: int, count: int) -> None:
     """Run the front and `count` workers until SIGINT/SIGTERM."""
     folder = Path(tempfile.mkdtemp(prefix="dce-workers-"))
-    processes: list[subprocess.Popen] = []
+    processes: list[subprocess.Popen[bytes]] = []
     try:
         processes, sockets = start_workers(count, folder)
         print(f"serving on http://{host}:{port} with {count} workers", file=sys.stderr)

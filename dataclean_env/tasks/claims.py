@@ -115,12 +115,12 @@ def _max_steps(kind: str, rows: int) -> int:
 
 def build(
     task_id: str, family: str, kind: str, source: Source
-) -> tuple[TaskSpec, TaskGrader, tuple]:
+) -> tuple[TaskSpec, TaskGrader, tuple[Any, ...]]:
     """The spec, grader and reference solution of one claim task."""
     dirty, gold, key = source.dirty, source.gold, source.key
     if kind == "detection":
         grader: TaskGrader = DetectionGrader(source.truth)
-        solution: tuple = (_report("report_errors", source.truth),)
+        solution: tuple[Any, ...] = (_report("report_errors", source.truth),)
     elif kind == "audit":
         grader = AuditGrader(source.truth)
         solution = (
@@ -233,7 +233,7 @@ def _source(kind: str, rng: random.Random, difficulty: str | None = None) -> Sou
 @lru_cache(maxsize=256)
 def generated_instance(
     task_id: str, split: str, seed: int
-) -> tuple[TaskSpec, Any, tuple, pd.DataFrame]:
+) -> tuple[TaskSpec, Any, tuple[Any, ...], pd.DataFrame]:
     kind = GENERATED[task_id]
     source = _source(kind, instance_rng(task_id, split, seed))
     spec, grader, solution = build(task_id, "generated", kind, source)
@@ -249,7 +249,7 @@ def secret_claims_task(task_id: str, secret: bytes, index: int) -> Task:
 
 
 @lru_cache(maxsize=8)
-def showcase_instance(task_id: str) -> tuple[TaskSpec, Any, tuple, pd.DataFrame]:
+def showcase_instance(task_id: str) -> tuple[TaskSpec, Any, tuple[Any, ...], pd.DataFrame]:
     kind = SHOWCASES[task_id]
     source = _source(kind, random.Random(f"showcase:{kind}"), "medium")
     spec, grader, solution = build(task_id, "showcase", kind, source)
@@ -297,7 +297,7 @@ class ClaimsFamily:
         has no task.json); the baseline report uses it to run detection on real tables."""
         self.default_kinds = list(default_kinds)
         self.problems: list[str] = []
-        self.folders: dict[str, tuple[TaskSpec, Any, tuple, pd.DataFrame]] = {}
+        self.folders: dict[str, tuple[TaskSpec, Any, tuple[Any, ...], pd.DataFrame]] = {}
         names = set(taken) | set(GENERATED) | set(SHOWCASES)
         for parent in parents:
             if not parent.is_dir():

@@ -32,7 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from dataclean_env.errors import EnvError
 from dataclean_env.grading.cell_repair import WEIGHTS, CellRepairGrader
 from dataclean_env.operations import canonical_name
-from dataclean_env.operations.claims import CLAIM_OPERATIONS, cleaning_operation_names
+from dataclean_env.operations.claims import cleaning_operation_names
+from dataclean_env.operations.registry import CLAIM_OPERATIONS
 from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
 from dataclean_env.tasks.repair_plan import reference_plan
 from dataclean_env.values import Kind, parse_number

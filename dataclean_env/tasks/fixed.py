@@ -53,7 +53,8 @@ class FixedTask:
 
 def load_metadata(datasets_dir: Path) -> list[dict[str, Any]]:
     with open(datasets_dir / METADATA_FILE, encoding="utf-8") as handle:
-        return json.load(handle)["tasks"]
+        tasks: list[dict[str, Any]] = json.load(handle)["tasks"]
+    return tasks
 
 
 def load_fixed_task(datasets_dir: Path, entry: dict[str, Any]) -> FixedTask:

@@ -42,7 +42,7 @@ def operation_tool(name: str) -> Callable[..., str]:
         lines.append(f"    {field_name}: {_describe(field_name, info.description, default)}")
 
     def tool(self: Any, **arguments: Any) -> str:
-        return self._act(name, arguments)
+        return str(self._act(name, arguments))
 
     tool.__name__ = tool.__qualname__ = name
     tool.__signature__ = inspect.Signature(parameters, return_annotation=str)  # type: ignore[attr-defined]

@@ -14,7 +14,7 @@ from trl import GRPOTrainer
 from dataclean_env.training.completion_log import parquet_safe
 
 
-class DataCleaningGRPOTrainer(GRPOTrainer):
+class DataCleaningGRPOTrainer(GRPOTrainer):  # type: ignore[misc]  # TRL: training venv only
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         if self.log_completions:
             for key in ("prompt", "completion"):

@@ -52,7 +52,8 @@ class RunRequest(BaseModel):
 
 
 async def get_leaderboard(request: Request) -> Leaderboard:
-    return request.app.state.leaderboard
+    leaderboard: Leaderboard = request.app.state.leaderboard
+    return leaderboard
 
 
 Board = Annotated[Leaderboard, Depends(get_leaderboard)]

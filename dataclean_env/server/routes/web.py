@@ -127,7 +127,8 @@ async def get_page_state(request: Request) -> PageState:
     # Created on first use, on the event loop (so once), and held by the app like the store.
     if not hasattr(request.app.state, "page"):
         request.app.state.page = PageState()
-    return request.app.state.page
+    page: PageState = request.app.state.page
+    return page
 
 
 Page = Annotated[PageState, Depends(get_page_state)]
