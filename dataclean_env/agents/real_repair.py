@@ -9,9 +9,8 @@ clean file or the grader, in a fixed number of steps:
    keeping a rule only if it fixes more labelled cells than it breaks;
 3. apply the kept rules in one `sql` step (one `UPDATE` per column), then `finish`.
 
-Without labels the heuristic keeps its profiling mode (`profiling`): there is no evidence
-of which cells are wrong, and on a table graded by repair F1 a guess costs as much as it
-can earn.
+Without labels the heuristic repairs only what the table's own values prove
+(`unlabelled_repair`).
 """
 
 from __future__ import annotations
