@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,9 @@ from dataclean_env.agents.reference import NoOpAgent
 from dataclean_env.agents.repair_rules import Fill, Reorder, Replace, learn_column
 from dataclean_env.agents.unlabelled_repair import one_edit, typo_map
 from dataclean_env.episode import Episode
+from dataclean_env.runner.report import markdown
+from dataclean_env.runner.results import EpisodeResult
+from dataclean_env.runner.stats import summarise
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry, registry_for
@@ -151,3 +155,19 @@ def test_the_real_table_docs_quote_the_baseline_report() -> None:
         for agent in ("noop-baseline", "heuristic-baseline")
     ]
     assert all(line in report for line in quoted)
+
+
+def test_the_report_says_the_mode_each_real_table_row_was_measured_in() -> None:
+    figures = {"precision": 0.5, "recall": 0.25, "f1": 1 / 3, "cells_changed": 4}
+    results = [
+        EpisodeResult("rayyan", "eval", seed, "heuristic-baseline", 9, 1 / 3, False, {}, 0, 0, 0.1)
+        for seed in (0, 1)
+    ]
+    results = [replace(r, repair=figures) for r in results]
+    text = markdown(summarise(results, str), [], "run", "plot.png")
+    assert "| task | agent | mode | episodes | F1 |" in text
+    assert (
+        "| rayyan | `heuristic-baseline` | visible | 2 | 0.3333 | [0.3333, 0.3333] | 0.5000 "
+        "| 0.2500 | 4.0 |" in text
+    )
+    assert "`reward_mode=hidden`" in text
