@@ -30,9 +30,10 @@ import json
 from typing import Any
 
 from dataclean_env.agents.profiling import NULL_SPELLINGS
-from dataclean_env.agents.real_repair import FINISH, MAX_STATEMENTS
 from dataclean_env.agents.repair_rules import as_text, literal, quoted
 
+FINISH: dict[str, Any] = {"operation": "finish", "parameters": {}}
+MAX_STATEMENTS = 20  # the `sql` operation's limit per step
 MAX_RESULT_ROWS = 50  # rows one `query` returns
 NON_ASCII = r"[^\x00-\x7F]"
 MANGLED = r"[\x{FFFD}\p{Mn}]"  # the replacement character, or a combining mark
@@ -88,14 +89,14 @@ def typo_map(counts: list[tuple[str, int]]) -> dict[str, str]:
 class UnlabelledRepairer:
     """One episode's plan on a real table with `query` and `sql` (see the module doc)."""
 
-    def __init__(self, key: str | None) -> None:
+    def __init__(self, key: str | None, first: list[str] | None = None) -> None:
         self.key = key
         self.columns: list[str] = []
         self.rows = 0
         self.profile: dict[str, dict[str, int]] = {}
         self.reads: list[tuple[str, Any]] = []  # (what, detail) for each query asked
         self.asked: tuple[str, Any] | None = None
-        self.statements: list[str] = []
+        self.statements: list[str] = list(first or [])  # repairs learned elsewhere go first
         self.started = False
 
     def act(self, observation: dict[str, Any]) -> dict[str, Any]:

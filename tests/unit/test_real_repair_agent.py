@@ -38,7 +38,7 @@ def play(registry: TaskRegistry, task_id: str, agent: object) -> tuple[dict, lis
 @pytest.mark.parametrize(
     ("task_id", "precision", "recall", "f1"),
     [
-        ("rayyan-labelled", 0.8095723014256619, 0.8386075949367089, 0.8238341968911918),
+        ("rayyan-labelled", 0.7876838235294118, 0.9040084388185654, 0.8418467583497053),
         ("rayyan", 0.5887850467289719, 0.06645569620253164, 0.11943127962085308),
     ],
 )
@@ -79,6 +79,10 @@ def test_without_labels_it_repairs_a_generated_2400_row_table_within_its_budget(
         "f1": 0.8024316109422492,
         "cells_changed": 329,
     }
+    # with labels: the learned rules run first; one of them (`MA` -> `IL`, from a single
+    # labelled cell) rewrites a whole state, and the dependency `city -> state` restores it
+    labelled, _ = play(registry, "shop_orders-labelled", HeuristicAgent())
+    assert labelled == repair
 
 
 def test_one_edit_typos_go_to_a_far_more_frequent_value_only() -> None:
@@ -91,7 +95,7 @@ def test_one_edit_typos_go_to_a_far_more_frequent_value_only() -> None:
 
 def test_the_labelled_mode_queries_labels_applies_and_finishes(registry: TaskRegistry) -> None:
     _, operations = play(registry, "rayyan-labelled", HeuristicAgent())
-    assert operations == ["query", "label", "sql", "finish"]
+    assert operations == ["query", "label"] + ["query"] * 7 + ["sql", "finish"]
 
 
 def planted(tmp_path: Path) -> TaskRegistry:
@@ -120,7 +124,7 @@ def test_it_learns_a_date_permutation_and_a_null_convention_beyond_rayyan(
 ) -> None:
     registry = planted(tmp_path)
     repair, operations = play(registry, "papers-labelled", HeuristicAgent())
-    assert operations == ["query", "label", "sql", "finish"]
+    assert operations == ["query", "label"] + ["query"] * 4 + ["sql", "finish"]
     assert (repair["precision"], repair["recall"], repair["f1"]) == (1.0, 1.0, 1.0)
     assert repair["cells_changed"] == 67 + 40
     unlabelled, _ = play(registry, "papers", HeuristicAgent())
