@@ -6,8 +6,9 @@ finish), deciding each stage from what the observation shows and what the descri
 for (which fill statistic, which column holds outliers, target names).
 
 On a real table (a description that says it is scored by repair F1) the pipeline's
-guesses would break right cells, so it profiles the table instead (`profiling`): it pages
-through the rows and makes only the repairs a column's own values argue for. On a real
+guesses would break right cells, so it makes only the repairs the table's own values
+prove: from aggregates over the whole table where it offers `query` and `sql`
+(`unlabelled_repair`), else from the rows it pages through (`profiling`). On a real
 table's labelled variant (it offers `label`, `query` and `sql`) it learns per-column rules
 from the rows it labels instead and applies them in SQL (`real_repair`).
 """
@@ -22,6 +23,7 @@ from dataclean_env.agents.claims_player import ClaimsPlayer, claim_kind
 from dataclean_env.agents.profiling import TableProfile
 from dataclean_env.agents.real_repair import LabelledRepairer
 from dataclean_env.agents.rule_card import CardPlan, read_card
+from dataclean_env.agents.unlabelled_repair import UnlabelledRepairer
 from dataclean_env.values import snake_case
 
 _KINDS = "int|float|str|datetime|bool"
@@ -72,6 +74,7 @@ class HeuristicAgent:
         self.profile: TableProfile | None = None  # real tables: what the rows seen show
         self.repairs: list[dict[str, Any]] | None = None
         self.learner: LabelledRepairer | None = None  # real tables that offer labels
+        self.prover: UnlabelledRepairer | None = None  # real tables with SQL, no labels
 
     def act(self, observation: dict[str, Any]) -> dict[str, Any]:
         ops = set(observation["available_operations"])
@@ -96,6 +99,9 @@ class HeuristicAgent:
             if self.key and {"label", "query", "sql"} <= ops:
                 self.learner = self.learner or LabelledRepairer(self.key)
                 return self.learner.act(observation, ops)
+            if {"query", "sql"} <= ops:
+                self.prover = self.prover or UnlabelledRepairer(self.key)
+                return self.prover.act(observation)
             return self._profile_and_repair(observation, ops)
         if self.card.drop_matching and self.key:
             action = self._hunt(observation, *self.card.drop_matching)

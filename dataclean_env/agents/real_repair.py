@@ -9,9 +9,8 @@ never from the clean file or the grader, in a fixed number of steps:
    keeping a rule only if it fixes more labelled cells than it breaks;
 3. apply the kept rules in one `sql` step (one `UPDATE` per column), then `finish`.
 
-Without labels the heuristic keeps its profiling mode (`profiling`): there is no evidence
-of which cells are wrong, and on a table graded by repair F1 a guess costs as much as it
-can earn.
+Without labels the heuristic repairs only what the table's own values prove
+(`unlabelled_repair`).
 """
 
 from __future__ import annotations
@@ -20,12 +19,10 @@ import json
 from typing import Any
 
 from dataclean_env.agents.repair_rules import EMPTY, Rule, learn_column, update_statement
+from dataclean_env.agents.unlabelled_repair import FINISH, UnlabelledRepairer
 
 LABEL_ROWS = 20  # Raha and Baran's standard budget of labelled tuples
 SHOWN_MISSING = "NULL"  # how query results write a missing cell
-MAX_STATEMENTS = 20  # the `sql` operation's limit per step
-
-FINISH: dict[str, Any] = {"operation": "finish", "parameters": {}}
 
 
 def _payload(message: str) -> Any:
@@ -44,7 +41,7 @@ class LabelledRepairer:
         self.stage = "sample"
         self.sample: list[dict[str, Any]] = []  # the rows queried, as the query wrote them
         self.dirty: dict[str, dict[str, str]] = {}  # row key (as text) -> column -> cell
-        self.plan: list[dict[str, Any]] = []
+        self.prover: UnlabelledRepairer | None = None
 
     def act(self, observation: dict[str, Any], ops: set[str]) -> dict[str, Any]:
         if self.stage == "sample":
@@ -60,12 +57,10 @@ class LabelledRepairer:
                 return FINISH
             ids = [row[self.key] for row in self.sample]
             return {"operation": "label", "parameters": {"row_ids": ids}}
-        if self.stage == "learn":
-            self.stage = "apply"
-            self.plan = self._repairs(_payload(observation["message"]))
-        if self.plan and observation["steps_remaining"] > 1:
-            return self.plan.pop(0)
-        return FINISH
+        if self.prover is None:
+            learned = self._repairs(_payload(observation["message"]))
+            self.prover = UnlabelledRepairer(self.key, first=learned)
+        return self.prover.act(observation)
 
     def _read_sample(self, result: dict[str, Any] | None) -> None:
         if result is None:  # the query was refused
@@ -74,7 +69,7 @@ class LabelledRepairer:
         for row in self.sample:
             self.dirty[str(row[self.key])] = {c: _cell(v) for c, v in row.items() if c != self.key}
 
-    def _repairs(self, clean: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    def _repairs(self, clean: dict[str, dict[str, Any]]) -> list[str]:
         columns = sorted({c for cells in self.dirty.values() for c in cells})
         learned: dict[str, list[Rule]] = {}
         for column in columns:
@@ -86,11 +81,4 @@ class LabelledRepairer:
             rules = learn_column(pairs)
             if rules:
                 learned[column] = rules
-        statements = [update_statement(c, rules) for c, rules in learned.items()]
-        return [
-            {
-                "operation": "sql",
-                "parameters": {"sql": ";\n".join(statements[i : i + MAX_STATEMENTS])},
-            }
-            for i in range(0, len(statements), MAX_STATEMENTS)
-        ]
+        return [update_statement(c, rules) for c, rules in learned.items()]

@@ -151,4 +151,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if finished:
         mean = sum(r.score for r in finished) / len(finished)
         print(f"{len(finished)} episodes, mean final score {mean:.4f}", file=sys.stderr)
+        real = [r.repair for r in finished if r.repair is not None]
+        if real:  # real tables: the score is the repair F1; say so, with its parts
+            figures = {
+                name: sum(f[name] for f in real) / len(real)
+                for name in ("f1", "precision", "recall")
+            }
+            print(
+                f"{len(real)} real-table episodes: mean repair F1 {figures['f1']:.4f} "
+                f"(precision {figures['precision']:.4f}, recall {figures['recall']:.4f})",
+                file=sys.stderr,
+            )
     return 1 if any(r.error for r in finished) else 0

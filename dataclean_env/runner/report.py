@@ -8,6 +8,9 @@ from pathlib import Path
 
 from dataclean_env.runner.stats import CONFIDENCE, RESAMPLES, Summary
 
+# How the runner measures: in-process, each step's figures visible (the in-process default).
+MEASURED_IN = "visible"
+
 
 @dataclass(frozen=True)
 class AgentNote:
@@ -107,15 +110,17 @@ def _repair_table(summaries: Sequence[Summary]) -> list[str]:
         "score). Means over episodes; 0 where nothing was changed. The oracle replays the "
         "plan built from the table's dirty/clean pair when the task loads (a `map` per "
         "column where a dirty value has one clean value, `set_cell` for the rest, batched "
-        "in `program`s). Measured in-process with the repair figures visible after "
-        "every step (none of these agents reads them); report a real agent's results in "
-        "the evaluation mode, "
-        "`reward_mode=hidden`.",
+        "in `program`s). The mode column says how each row was measured: `visible` is "
+        "in-process with the repair figures visible after every step (none of these agents "
+        "reads them, so their numbers are those of the evaluation mode); report a real "
+        "agent's results in the evaluation mode, `reward_mode=hidden`, where no door shows a "
+        "repair figure before the episode ends.",
         "",
-        "| task | agent | episodes | F1 | 95% interval | precision | recall | cells changed |",
-        "|---|---|---:|---:|---|---:|---:|---:|",
+        "| task | agent | mode | episodes | F1 | 95% interval | precision | recall "
+        "| cells changed |",
+        "|---|---|---|---:|---:|---|---:|---:|---:|",
         *(
-            f"| {s.family} | `{s.agent}` | {s.episodes} | {s.repair.f1:.4f} "
+            f"| {s.family} | `{s.agent}` | {MEASURED_IN} | {s.episodes} | {s.repair.f1:.4f} "
             f"| [{s.repair.f1_low:.4f}, {s.repair.f1_high:.4f}] | {s.repair.precision:.4f} "
             f"| {s.repair.recall:.4f} | {s.repair.cells_changed:.1f} |"
             for s in real

@@ -219,3 +219,17 @@ def test_real_table_repair_figures_are_the_same_in_process_and_over_ws(
     assert repair["cells_changed"] > 0  # the random agent changes cells
     assert remote_record["repair"] == repair
     assert local_record["score"] == max(0.0001, round(repair["f1"], 4))
+
+
+def test_the_heuristic_scores_above_zero_on_rayyan_offline(capsys) -> None:
+    """The exact [END] line of the offline heuristic on rayyan, and a summary that says F1."""
+    assert inference.main(["--tasks", "rayyan", "--seeds", "0"]) == 0
+    captured = capsys.readouterr()
+    (lines,) = episodes_of(captured.out)
+    _, _, end = check_episode_lines(lines)
+    assert lines[-1].startswith("[END] success=false steps=9 score=0.12 rewards=")
+    assert float(end.group(3)) > 0
+    assert (
+        "1 real-table episodes: mean repair F1 0.1194 (precision 0.5888, recall 0.0665)"
+        in captured.err
+    )
