@@ -26,7 +26,6 @@ table (a missing volume whose clean value `-1` never appears in the dirty column
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from dataclean_env.agents.profiling import NULL_SPELLINGS
@@ -45,12 +44,6 @@ TYPO_MIN_LENGTH = 4
 FD_SUPPORT = 0.95
 FD_MAJORITY = 0.75
 STEP_RESERVE = 4  # steps kept for the repairs and `finish`
-
-
-def _payload(message: str) -> Any:
-    if not message.startswith("Query result: "):
-        return None
-    return json.loads(message.split(": ", 1)[1])
 
 
 def _query(sql: str) -> dict[str, Any]:
@@ -106,7 +99,7 @@ class UnlabelledRepairer:
             self.columns = [c for c in observation["columns"] if c != self.key]
             self.asked = ("profile", None)
             return _query(self._profile_sql())
-        result = _payload(observation["message"])
+        result = observation.get("query_result")  # None when the query was refused
         if self.asked is not None and result is not None:
             self._read(self.asked, result)
         self.asked = None
@@ -138,7 +131,7 @@ class UnlabelledRepairer:
         what, detail = asked
         if what == "profile":
             self._plan(dict(zip(result["columns"], result["rows"][0], strict=True)))
-        elif what == "values" and not result["cut"]:
+        elif what == "values" and not result["truncated"]:
             counts = [(str(v), n) for v, n in result["rows"]]
             for old, new in sorted(typo_map(counts).items()):
                 self.statements.append(
@@ -151,7 +144,7 @@ class UnlabelledRepairer:
                 off, cells = stray.get(f"x{i}"), stray.get(f"t{i}")
                 if off and cells and off <= (1 - FD_SUPPORT) * cells:
                     self.reads.append(("violations", (detail, column)))
-        elif what == "violations" and not result["cut"]:
+        elif what == "violations" and not result["truncated"]:
             determinant, column = detail
             self._repair_violations(determinant, column, result["rows"])
 
