@@ -66,6 +66,15 @@ def test_the_version_lives_in_one_place() -> None:
     assert manifest["version"] == __version__
 
 
+def test_the_changelog_top_entry_is_the_package_version() -> None:
+    from dataclean_env import __version__
+
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    versions = re.findall(r"^## (\S+)$", changelog, re.M)
+    assert versions[0] == __version__
+    assert versions == sorted(set(versions), key=lambda v: [int(p) for p in v.split(".")])[::-1]
+
+
 def test_citation_cff_parses_and_cites_the_package_version() -> None:
     from dataclean_env import __version__
 
