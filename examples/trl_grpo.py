@@ -319,13 +319,27 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", help="a model name or path (default: tiny random, offline)")
     parser.add_argument("--env-url", help="a running server (default: the engine in-process)")
-    parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--tasks", nargs="+", default=["easy_dedup_rename", "hard_full_pipeline"])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--steps", type=int, default=3, help="GRPO optimiser steps (default: 3)")
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        default=["easy_dedup_rename", "hard_full_pipeline"],
+        help="task ids whose instances make the prompts (default: two fixed tasks, whose "
+        "seven operations are the tools)",
+    )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[0, 1],
+        help="instance seeds per task, one prompt each (default: 0 1)",
+    )
     parser.add_argument("--generations", type=int, default=4, help="completions per prompt")
-    parser.add_argument("--max-completion-length", type=int, default=768)
+    parser.add_argument(
+        "--max-completion-length", type=int, default=768, help="tokens per rollout, all turns"
+    )
     parser.add_argument("--max-new-tokens", type=int, help="per model turn (64 offline)")
-    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--learning-rate", type=float, default=1e-4, help="AdamW's (1e-4)")
     parser.add_argument("--rows-shown", type=int, help="sample rows per observation (2 offline)")
     parser.add_argument("--scripted-share", type=float, help="see the module docstring")
     parser.add_argument(
@@ -333,8 +347,8 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="TRL's GRPOTrainer without the log_completions workaround (to see the crash)",
     )
-    parser.add_argument("--output-dir")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output-dir", help="checkpoints and logs (default: a temporary folder)")
+    parser.add_argument("--seed", type=int, default=0, help="the trainer's random seed")
     return parser.parse_args()
 
 

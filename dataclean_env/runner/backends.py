@@ -31,6 +31,7 @@ class Step:
     done: bool
     error: str | None = None  # why the action was refused; the episode did not change
     repair: dict[str, float] | None = None  # real tables: exact precision, recall, F1
+    labels_used: int | None = None  # labelled variants: rows `label` revealed so far
 
 
 class Backend(Protocol):
@@ -82,6 +83,7 @@ def _local_step(result: StepResult) -> Step:
         done=result.done,
         error=error["detail"] if error else None,
         repair=result.info.get("repair"),
+        labels_used=result.info.get("labels_used"),
     )
 
 
@@ -134,4 +136,5 @@ def _remote_step(result: Any) -> Step:
         done=result.done,
         error=error["detail"] if error else None,
         repair=observation.info.get("repair"),
+        labels_used=observation.info.get("labels_used"),
     )

@@ -10,7 +10,9 @@ Agent: with `HF_TOKEN` or `OPENAI_API_KEY` set, the LLM at `API_BASE_URL` named 
 `MODEL_NAME`; without a key, the built-in heuristic agent, offline (`model=heuristic-baseline`).
 `--agent` picks one explicitly (also the no-op, random and oracle reference agents).
 
-Stdout holds only the log lines; the progress bar and notes go to stderr. Exit status: 0,
+Stdout holds only the log lines; the progress bar, notes and the closing summary (mean score
+per task and per family, F1 on real tables, labels used on labelled ones) go to stderr.
+Exit status: 0,
 or 1 when an episode ended with an exception (its `[END]` line is printed all the same),
 or 130 when interrupted.
 """
@@ -26,12 +28,13 @@ from tqdm import tqdm
 
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
 from dataclean_env.agents.reference import AgentFactory, reference_factories
-from dataclean_env.errors import EnvError
+from dataclean_env.errors import EnvError, UnknownTask
 from dataclean_env.generation import SPLITS
 from dataclean_env.runner import selection
 from dataclean_env.runner.backends import Backend, LocalBackend, RemoteBackend
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.results import EpisodeResult, ResultsFile
+from dataclean_env.runner.summary import summary_lines
 from dataclean_env.tasks import TaskRegistry, default_registry
 
 AGENTS = ("auto", "llm", "heuristic", "noop", "random", "oracle")
@@ -97,6 +100,14 @@ def agent_factory(args: argparse.Namespace, registry: TaskRegistry) -> AgentFact
     return lambda key: LLMAgent(client, settings, retry)
 
 
+def family_of(registry: TaskRegistry, task_id: str) -> str:
+    """The task's family; a server's task this checkout does not know is "unknown"."""
+    try:
+        return registry.spec(task_id).family
+    except UnknownTask:
+        return "unknown"
+
+
 def backend(args: argparse.Namespace, registry: TaskRegistry) -> Backend:
     return RemoteBackend(args.env_url) if args.env_url else LocalBackend(registry)
 
@@ -148,18 +159,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         env.close()
         if results:
             results.close()
-    if finished:
-        mean = sum(r.score for r in finished) / len(finished)
-        print(f"{len(finished)} episodes, mean final score {mean:.4f}", file=sys.stderr)
-        real = [r.repair for r in finished if r.repair is not None]
-        if real:  # real tables: the score is the repair F1; say so, with its parts
-            figures = {
-                name: sum(f[name] for f in real) / len(real)
-                for name in ("f1", "precision", "recall")
-            }
-            print(
-                f"{len(real)} real-table episodes: mean repair F1 {figures['f1']:.4f} "
-                f"(precision {figures['precision']:.4f}, recall {figures['recall']:.4f})",
-                file=sys.stderr,
-            )
+    for line in summary_lines(finished, lambda task_id: family_of(registry, task_id)):
+        print(line, file=sys.stderr)
     return 1 if any(r.error for r in finished) else 0

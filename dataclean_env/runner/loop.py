@@ -38,11 +38,12 @@ def run_episode(
     started = time.perf_counter()
     rewards: list[float] = []
     score, components, invalid, rows_lost = 0.0, {}, 0, None
-    repair = None
+    repair = labels_used = None
     crash = None
     try:
         step = env.reset(key)
         score, components, repair = step.score, step.components, step.repair
+        labels_used = step.labels_used
         budget = step.observation["step"] + step.observation["steps_remaining"]
         while not step.done and len(rewards) < ATTEMPTS_PER_STEP * budget:
             action: dict[str, Any] | None = None
@@ -56,6 +57,7 @@ def run_episode(
                 problem = step.error
             invalid += problem is not None
             score, components, repair = step.score, step.components, step.repair
+            labels_used = step.labels_used
             rewards.append(score)
             print(step_line(len(rewards), action, score, step.done, problem), file=out, flush=True)
         rows_lost = env.rows_lost()
@@ -79,4 +81,5 @@ def run_episode(
         wall_time_s=round(time.perf_counter() - started, 4),
         error=crash,
         repair=repair,
+        labels_used=labels_used,
     )

@@ -24,6 +24,8 @@ class EpisodeResult:
     error: str | None = None  # the exception that ended the episode early, if one did
     # Real tables: the final cell-repair precision, recall, F1 and cells changed (exact).
     repair: dict[str, float] | None = None
+    # Labelled variants of real tables: the rows `label` revealed (None where it has no budget).
+    labels_used: int | None = None
 
     def record(self) -> dict[str, Any]:
         return asdict(self)

@@ -164,14 +164,38 @@ def test_selection_flags_and_the_results_file(registry, tmp_path, capsys) -> Non
         assert set(record) == {
             "task_id", "split", "seed", "model", "steps", "score", "success",
             "components", "invalid_actions", "rows_lost", "wall_time_s", "error", "repair",
+            "labels_used",
         }  # fmt: skip
         assert record["repair"] is None  # only real tables report cell-repair figures
+        assert record["labels_used"] is None  # only labelled variants count labels
         assert record["split"] == "test"
         assert record["model"] == "oracle-replay"
         assert record["score"] == record["components"]["total"] == 0.9999
         assert end.group(3) == "1.00"
         assert record["steps"] == len(steps)
         assert (record["invalid_actions"], record["rows_lost"], record["error"]) == (0, 0, None)
+
+
+def test_the_run_ends_with_a_summary_on_stderr_and_only_log_lines_on_stdout(capsys) -> None:
+    argv = ["--tasks", "easy_dedup_rename", "fix_types", "rayyan-labelled", "--seeds", "0-1"]
+    assert inference.main(argv) == 0
+    captured = capsys.readouterr()
+    assert {line[: line.index("]") + 1] for line in captured.out.splitlines()} == {
+        "[START]",
+        "[STEP]",
+        "[END]",
+    }
+    for lines in episodes_of(captured.out):
+        check_episode_lines(lines)
+    assert captured.err.splitlines()[-7:] == [
+        "6 episodes, mean final score 0.8731",
+        "task=easy_dedup_rename episodes=2 mean_score=0.9999",
+        "task=fix_types episodes=2 mean_score=0.7999",
+        "task=rayyan-labelled episodes=2 mean_score=0.8194 mean_f1=0.8193 mean_labels_used=20.0",
+        "family=fixed episodes=2 mean_score=0.9999",
+        "family=generated episodes=2 mean_score=0.7999",
+        "family=custom episodes=2 mean_score=0.8194 mean_f1=0.8193 mean_labels_used=20.0",
+    ]
 
 
 def test_one_generated_family_is_selected_by_its_id(capsys) -> None:

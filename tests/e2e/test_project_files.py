@@ -66,6 +66,15 @@ def test_the_version_lives_in_one_place() -> None:
     assert manifest["version"] == __version__
 
 
+def test_the_changelog_top_entry_is_the_package_version() -> None:
+    from dataclean_env import __version__
+
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    versions = re.findall(r"^## (\S+)$", changelog, re.M)
+    assert versions[0] == __version__
+    assert versions == sorted(set(versions), key=lambda v: [int(p) for p in v.split(".")])[::-1]
+
+
 def test_citation_cff_parses_and_cites_the_package_version() -> None:
     from dataclean_env import __version__
 
@@ -77,3 +86,48 @@ def test_citation_cff_parses_and_cites_the_package_version() -> None:
     assert citation["version"] == __version__
     assert citation["authors"] == [{"name": "Data Cleaning OpenEnv contributors"}]
     assert citation["message"].strip()
+
+
+def test_the_reward_table_names_the_doors_that_exist(client) -> None:
+    table = README.split("## Reward by door", 1)[1].split("\n## ", 1)[0]
+    doors = [row.split("|")[1].strip() for row in table.strip().splitlines()[2:]]
+    assert doors == [
+        "REST `POST /step/{task_id}`",
+        "`/ws` (OpenEnv client)",
+        "MCP `/mcp`",
+        "TRL `DataCleaningToolEnv`",
+        "verifiers `dataclean-verifiers`",
+        "`inference.py` `[STEP] reward=`",
+    ]
+    client.post("/reset/easy_dedup_rename", json={"episode_id": "doors"})
+    step = client.post(
+        "/step/easy_dedup_rename", json={"episode_id": "doors", "operation": "finish"}
+    )
+    assert set(step.json()["reward"]) >= {"total"}
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "reset", "data": {"task_id": "easy_dedup_rename"}})
+        assert ws.receive_json()["data"]["reward"] == 0.0
+    mcp = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert mcp.status_code == 200
+    from dataclean_env.training.trl_env import DataCleaningToolEnv
+
+    assert callable(DataCleaningToolEnv.get_reward)
+    verifiers = ROOT / "integrations" / "verifiers"
+    assert 'name = "dataclean-verifiers"' in (verifiers / "pyproject.toml").read_text()
+    assert "openenv_reward" in (verifiers / "dataclean_verifiers" / "taskset.py").read_text()
+    assert (ROOT / "inference.py").exists()
+
+
+def test_the_install_size_table_is_the_measured_one() -> None:
+    # scripts/install_size.py measures (minutes: fresh venvs) and writes both; this keeps the
+    # doc's numbers those of the committed measurement.
+    from scripts.install_size import START, render
+
+    measured = json.loads((ROOT / "docs" / "install_size.json").read_text(encoding="utf-8"))
+    doc = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    assert render(measured) in doc
+    assert doc.count(START) == 1
+    assert set(measured["profiles"]) == {"with the dev group", "runtime only (--no-dev)"}
+    runtime = measured["profiles"]["runtime only (--no-dev)"]
+    assert runtime["packages"] < measured["profiles"]["with the dev group"]["packages"]
+    assert "gradio" in measured["gradio"]["packages"]

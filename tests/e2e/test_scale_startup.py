@@ -22,11 +22,12 @@ schema = client.get("/schema")
 with client.websocket_connect("/ws") as ws:
     ws.send_text(json.dumps({"type": "reset", "data": {"task_id": "easy_dedup_rename"}}))
     frame = json.loads(ws.receive_text())
+gradio_serving = "gradio" in sys.modules  # after /ws served an episode
 from openenv.core import EnvClient  # the whole package is still there for those who want it
 print(json.dumps({
     "health": health, "before": loaded_before, "schema": schema.status_code,
     "action_schema": "action" in schema.json(), "frame": frame["type"],
-    "gradio_after": "gradio" in sys.modules, "client": EnvClient.__name__,
+    "gradio_serving": gradio_serving, "gradio_after": "gradio" in sys.modules, "client": EnvClient.__name__,
 }))
 """
 
@@ -43,3 +44,5 @@ def test_health_answers_before_openenv_is_imported_and_ws_mounts_on_demand() -> 
     assert result["schema"] == 200 and result["action_schema"] is True
     assert result["frame"] == "observation"
     assert result["client"] == "EnvClient"
+    # Serving never imports gradio; openenv's client package does (docs/install.md).
+    assert (result["gradio_serving"], result["gradio_after"]) == (False, True)

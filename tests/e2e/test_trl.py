@@ -143,3 +143,15 @@ def test_stock_trainer_crashes_on_argument_free_tool_calls_and_ours_does_not() -
     assert fixed.returncode == 0, fixed.stderr[-3000:]
     assert DONE.match(fixed.stdout.splitlines()[-1])
     assert "tool_calls=4 refused=0 max_reward=0.4999" in fixed.stdout
+
+
+def test_the_example_describes_its_flags() -> None:
+    result = run_trl(str(EXAMPLE), "--help", timeout=300)
+    assert result.returncode == 0, result.stderr
+    help_text = " ".join(result.stdout.split())
+    for described in (
+        "--steps STEPS GRPO optimiser steps (default: 3)",
+        "--tasks TASKS [TASKS ...] task ids whose instances make the prompts",
+        "--seeds SEEDS [SEEDS ...] instance seeds per task, one prompt each",
+    ):
+        assert described in help_text

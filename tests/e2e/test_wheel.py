@@ -1,9 +1,12 @@
 """The built wheel alone serves every door: installed into a fresh virtual environment (with
-the locked dependencies), away from the checkout, it runs an episode in-process, over REST,
-over /ws, and through `inference.py --env-url`."""
+the locked runtime dependencies, from the package registry or uv's cache), away from the
+checkout, it runs an episode in-process, its server command over REST and /ws, its runner
+command on two tasks, its admin command on an empty leaderboard, and `inference.py
+--env-url`. Every command's state (the leaderboard database) goes to the test's folder."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -24,9 +27,16 @@ UV = shutil.which("uv")
 pytestmark = pytest.mark.timeout(900)
 
 
-def run(*command: str | Path, cwd: Path, timeout: float = 600) -> str:
+def run(
+    *command: str | Path, cwd: Path, env: dict[str, str] | None = None, timeout: float = 600
+) -> str:
     done = subprocess.run(
-        [str(c) for c in command], cwd=cwd, capture_output=True, text=True, timeout=timeout
+        [str(c) for c in command],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
     return done.stdout
@@ -49,6 +59,13 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield work
 
 
+def state_env(venv: Path) -> dict[str, str]:
+    """The commands' environment: no key (the runner stays offline) and the leaderboard's
+    database in the test's folder, never the user's data folder."""
+    keep = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "OPENAI_API_KEY")}
+    return {**keep, "DCE_LEADERBOARD_DB": str(venv / "board.sqlite3")}
+
+
 def test_the_wheel_holds_only_the_package(venv: Path) -> None:
     site = next((venv / "venv" / "lib").glob("python*/site-packages"))
     assert (site / "dataclean_env" / "datasets" / "task_metadata.json").exists()
@@ -57,12 +74,13 @@ def test_the_wheel_holds_only_the_package(venv: Path) -> None:
 
 
 def test_an_episode_in_process_from_the_wheel(venv: Path) -> None:
+    # The README's in-process API, from the package alone.
     script = (
-        "from dataclean_env.in_process import DataCleaningEnv\n"
+        "from dataclean_env import Action, DataCleaningEnv\n"
         "env = DataCleaningEnv('easy_dedup_rename')\n"
         "env.reset()\n"
         "for action in env.registry.make('easy_dedup_rename').solution:\n"
-        "    r = env.step(action)\n"
+        "    r = env.step(Action(**action))\n"
         "print(r.reward.total, r.observation.step, r.done)\n"
     )
     out = run(venv / "venv" / "bin" / "python", "-c", script, cwd=venv)
@@ -73,8 +91,12 @@ def test_rest_ws_and_the_runner_from_the_wheel(venv: Path) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
-        [venv / "venv" / "bin" / "server", "--host", "127.0.0.1", "--port", str(port)],
+        [
+            venv / "venv" / "bin" / "dataclean-env-server",
+            *("--host", "127.0.0.1", "--port", str(port)),
+        ],
         cwd=venv,
+        env=state_env(venv),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -125,3 +147,31 @@ def test_rest_ws_and_the_runner_from_the_wheel(venv: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_the_runner_command_plays_two_tasks_offline(venv: Path) -> None:
+    done = subprocess.run(
+        [venv / "venv" / "bin" / "dataclean-env-run", "--tasks", "easy_dedup_rename", "fix_types"],
+        cwd=venv,
+        env=state_env(venv),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    starts = [line for line in lines if line.startswith("[START]")]
+    assert starts == [
+        "[START] task=easy_dedup_rename env=data-cleaning-openenv model=heuristic-baseline",
+        "[START] task=fix_types env=data-cleaning-openenv model=heuristic-baseline",
+    ]
+    assert sum(line.startswith("[END]") for line in lines) == 2
+    assert "heuristic agent runs, offline" in done.stderr
+    assert "family=generated episodes=1 " in done.stderr
+
+
+def test_the_admin_command_audits_an_empty_leaderboard(venv: Path) -> None:
+    admin = venv / "venv" / "bin" / "dataclean-env-admin"
+    assert "audit" in run(admin, "--help", cwd=venv)
+    out = run(admin, "audit", cwd=venv, env=state_env(venv))
+    assert out.strip().endswith("0 records match, 0 differ; 0 of other grader versions")
