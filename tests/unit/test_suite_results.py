@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 
 import pytest
 
+from dataclean_env import episode as episode_module
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.agents.reference import NoOpAgent, OracleAgent
-from dataclean_env.benchmark import measure
+from dataclean_env.benchmark import measure, normalised
 from dataclean_env.benchmark.baselines import AGENTS, instance_row
 from dataclean_env.benchmark.measure import DRAW_SEED, SECRET, final_score
 from dataclean_env.benchmark.normalised import MEANING, anchors
 from dataclean_env.benchmark.suite import Cell, secret_instance, suite_named
+from dataclean_env.doors import attempt
+from dataclean_env.episode import Episode
 from dataclean_env.runner import suite_report
 from dataclean_env.runner.cli import normalised_summary
 from dataclean_env.runner.results import EpisodeResult
@@ -151,3 +155,21 @@ def test_the_heuristic_solves_every_fixed_task_of_the_tutorial_track(registry) -
         assert final_score(registry.make(task_id, 0, "eval"), HeuristicAgent()) == 0.9999
     assert not set(TASK_IDS) & set(suite_named("full").families)
     assert set(AGENTS) == {"noop", "random", "template", "heuristic", "oracle"}
+
+
+def test_the_anchors_do_not_depend_on_the_engine_time_limit(registry, monkeypatch) -> None:
+    # A step past its time limit is refused: on a machine busy enough, the reference plan
+    # scores less. A limit of 0 s makes that certain; the anchors play untimed all the same.
+    def make():
+        return registry.make("rayyan_audit", 0, "eval")
+
+    zero = replace(normalised.default_limits(), step_seconds=0.0)
+    task = make()
+    timed = Episode("timed", task, zero)
+    refused = [attempt(timed, planned).info.get("error") for planned in task.solution]
+    assert "STEP_TIME_LIMIT" in {error["code"] for error in refused if error}
+    assert timed.score < 0.9999
+    # The engine's default limit set to 0 s, wherever it is read.
+    for module in (normalised, episode_module):
+        monkeypatch.setattr(module, "default_limits", lambda: zero)
+    assert anchors(make).oracle == 0.9999
