@@ -1,24 +1,41 @@
-"""Blind episodes (`reward_mode="hidden"`): what a door may show of an episode's score.
+"""Blind episodes (`reward_mode="hidden"`): the one rule for what a door may show of them.
 
 The score of every step is an oracle: an agent could probe gold with `set_cell` and watch
-the reward move. In a blind episode the doors (REST, /ws) pass each answer through these
-functions, which leave out the reward, the score and its components until the episode has
-ended; the final answer shows them. The engine itself is unchanged: it still grades every
-step, the doors just do not say.
+the reward move. So while a blind episode runs, it hides, at every door (REST reset, step
+and state; /ws step and state; /mcp's tools; the page's helpers):
+
+* `HIDDEN_FIELDS` of any answer (a step result, an observation, a state): the reward, the
+  score and its components, and a real table's repair figures;
+* `SCORE_INFO` inside the answer's `info`: the full-precision score, whether gold is
+  reached, the repair figures;
+* the table beyond what the agent's own steps showed: the viewer refuses (`refuse_view`),
+  so every page of rows costs a `show_rows` step.
+
+`blind_view` applies the first two to any answer, `refuse_view` the third; the doors call
+nothing else. The final answer (done) shows everything. The engine itself is unchanged: it
+still grades every step, the doors just do not say.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from dataclean_env.schemas import EpisodeState, StepResult
+from pydantic import BaseModel
+
+from dataclean_env.errors import ViewRefused
 
 RewardMode = Literal["delta", "absolute", "hidden"]
 REWARD_MODES: tuple[str, ...] = ("delta", "absolute", "hidden")
 HIDDEN_NOTE = "reward hidden until the episode ends (reward_mode='hidden')"
-# Step info that would tell the score: the full-precision score, whether gold is reached,
-# and a real table's repair figures.
+HIDDEN_FIELDS = ("reward", "score", "score_components", "repair")
 SCORE_INFO = ("score", "exact", "repair")
+
+Answer = TypeVar("Answer", bound=BaseModel)
+
+
+def hides(episode: Any, done: bool) -> bool:
+    """True while this episode's score must not be shown."""
+    return bool(getattr(episode, "blind", False)) and not done
 
 
 def blind_info(info: dict[str, Any]) -> dict[str, Any]:
@@ -27,22 +44,23 @@ def blind_info(info: dict[str, Any]) -> dict[str, Any]:
     return {**kept, "reward_hidden": True, "reward_note": HIDDEN_NOTE}
 
 
-def hides(episode: Any, done: bool) -> bool:
-    """True while this episode's score must not be shown."""
-    return bool(getattr(episode, "blind", False)) and not done
+def blind_view(episode: Any, answer: Answer) -> Answer:
+    """The answer a door may send: while the blind episode runs, every hidden field None
+    and the score figures out of `info`; otherwise the answer itself."""
+    if not hides(episode, bool(getattr(answer, "done", False))):
+        return answer
+    fields = dict(answer)
+    update: dict[str, Any] = {name: None for name in HIDDEN_FIELDS if name in fields}
+    if "info" in fields:
+        update["info"] = blind_info(fields["info"] or {})
+    # Built afresh, not model_copy: a copy would keep a StepResult's JSON the engine already
+    # wrote (json_bytes), score and all.
+    return type(answer).model_construct(**{**fields, **update})
 
 
-def visible_result(episode: Any, result: StepResult) -> StepResult:
-    """The StepResult a client may see: without reward while the blind episode runs."""
-    if not hides(episode, result.done):
-        return result
-    return StepResult.model_construct(
-        observation=result.observation, reward=None, done=result.done, info=blind_info(result.info)
-    )
-
-
-def visible_state(episode: Any, state: EpisodeState) -> EpisodeState:
-    """The state a client may see: without reward while the blind episode runs."""
-    if not hides(episode, state.done):
-        return state
-    return state.model_copy(update={"reward": None, "repair": None})
+def refuse_view(episode: Any) -> None:
+    """The table viewer is closed to a running blind episode: its rows cost show_rows."""
+    if hides(episode, bool(episode.done)):
+        raise ViewRefused(
+            "the page's helpers are closed for blind episodes until they end; use show_rows"
+        )

@@ -8,4 +8,5 @@ loop.py       one episode and its graders' log lines (logs.py)
 selection.py  which (task, seed) episodes a run plays
 cli.py        the `inference.py` command line; results.py its JSON-lines output
 stats.py, report.py, baselines.py   the baseline report (docs/BASELINES.md)
+suite_report.py  its suite section and the README results block, from the suite file
 """

@@ -20,7 +20,7 @@ from tqdm import tqdm
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
 from dataclean_env.agents.reference import AgentFactory, reference_factories
 from dataclean_env.generation import SPLITS
-from dataclean_env.runner import real_detection, selection
+from dataclean_env.runner import real_detection, selection, suite_report
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.report import AgentNote, markdown, plot
@@ -165,6 +165,11 @@ def parser() -> argparse.ArgumentParser:
         "(comma-separated, '' for none; splits other than --split are played for it)",
     )
     p.add_argument("--out-dir", type=Path, default=Path("docs"), help="for the report and plot")
+    p.add_argument(
+        "--readme",
+        type=Path,
+        help="README whose results block to rewrite (default: README.md when --out-dir is docs)",
+    )
     p.add_argument("--results", type=Path, help="also write every episode as a JSON line")
     p.add_argument(
         "--real-tables",
@@ -215,11 +220,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     by_difficulty = difficulty_summaries(results + extra, registry, difficulty_splits)
     versions = "Generator versions: " + ", ".join(f"`{v}`" for v in GENERATOR_VERSIONS.values())
-    report = markdown(summaries, notes, run, PLOT, by_difficulty, versions + ".")
+    # The suite's rows come from the file its own script played (too slow to replay here).
+    suite = suite_report.load()
+    section = suite_report.baselines_section(suite)
+    report = markdown(summaries, notes, run, PLOT, by_difficulty, versions + ".", section)
     real = real_detection.folder_registry(args.real_tables) if args.real_tables else registry
     report += real_detection.markdown(real_detection.detection_rows(real))
     (args.out_dir / REPORT).write_text(report, encoding="utf-8")
     plot(summaries, args.out_dir / PLOT)
+    readme = args.readme or (Path("README.md") if args.out_dir == Path("docs") else None)
+    if readme is not None:
+        text = readme.read_text(encoding="utf-8")
+        block = suite_report.readme_block(suite)
+        readme.write_text(suite_report.with_readme_block(text, block), encoding="utf-8")
     if args.results:
         out = ResultsFile(args.results)
         for result in results + extra:

@@ -28,6 +28,7 @@ from tqdm import tqdm
 
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
 from dataclean_env.agents.reference import AgentFactory, reference_factories
+from dataclean_env.benchmark.normalised import MEANING, anchors
 from dataclean_env.errors import EnvError, UnknownTask
 from dataclean_env.generation import SPLITS
 from dataclean_env.runner import selection
@@ -128,6 +129,22 @@ def leaderboard_run(args: argparse.Namespace, registry: TaskRegistry) -> int:
     return 1 if any(r.error for r in finished) else 0
 
 
+def normalised_summary(finished: Sequence[EpisodeResult], registry: TaskRegistry) -> str:
+    """The run's mean normalised score, over the episodes whose task this checkout knows (a
+    server may serve others), each instance's anchors computed here, and what it means."""
+    known = set(registry.task_ids())
+    scores = [_normalised(r, registry) for r in finished if r.task_id in known]
+    if not scores:
+        return f"No normalised score: this checkout knows none of the tasks. {MEANING}"
+    mean = sum(scores) / len(scores)
+    return f"{len(scores)} episodes, mean normalised score {mean:.4f}. {MEANING}"
+
+
+def _normalised(result: EpisodeResult, registry: TaskRegistry) -> float:
+    marks = anchors(lambda: registry.make(result.task_id, result.seed, result.split))
+    return marks.normalise(result.score)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     registry = default_registry()
@@ -161,4 +178,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             results.close()
     for line in summary_lines(finished, lambda task_id: family_of(registry, task_id)):
         print(line, file=sys.stderr)
+    if finished:
+        print(normalised_summary(finished, registry), file=sys.stderr)
     return 1 if any(r.error for r in finished) else 0

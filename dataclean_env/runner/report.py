@@ -28,6 +28,7 @@ def markdown(
     plot_name: str,
     by_difficulty: Sequence[Summary] = (),
     versions: str = "",
+    suite: Sequence[str] = (),
 ) -> str:
     lines = [
         "# Baselines",
@@ -46,6 +47,7 @@ def markdown(
         "|---|---|---|",
         *(f"| `{a.label}` | {a.what} | {a.settings} |" for a in agents),
         "",
+        *suite,
         "## Results",
         "",
         "| family | agent | episodes | mean score | 95% interval | invalid actions "

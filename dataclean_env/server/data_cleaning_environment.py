@@ -65,13 +65,7 @@ from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import SPLITS
 from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
 from dataclean_env.openenv_light import skip_package_inits
-from dataclean_env.reward_visibility import (
-    REWARD_MODES,
-    RewardMode,
-    blind_info,
-    hides,
-    visible_state,
-)
+from dataclean_env.reward_visibility import REWARD_MODES, RewardMode, blind_view
 from dataclean_env.schemas import Action, StepResult, graded
 from dataclean_env.server.metrics import observe_ws_step
 from dataclean_env.server.scheduling import is_slow, run_sized
@@ -202,17 +196,7 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
 
     # ── views ─────────────────────────────────────────────────────────────
     def _observation(self, result: StepResult, reward: float) -> CleaningObservation:
-        if hides(self.episode, result.done):
-            return CleaningObservation.model_construct(
-                **dict(result.observation),
-                score=None,
-                score_components=None,
-                info=blind_info(result.info),
-                reward=0.0,
-                done=result.done,
-                metadata={},
-            )
-        return CleaningObservation.model_construct(
+        observation = CleaningObservation.model_construct(
             **dict(result.observation),
             score=self.episode.score if self.episode is not None else graded(result).total,
             score_components=result.reward,
@@ -221,13 +205,14 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
             done=result.done,
             metadata={},
         )
+        return blind_view(self.episode, observation)
 
     @property
     def state(self) -> CleaningState:
         if self.episode is None:
             return CleaningState()
         with self.episode.lock:
-            state = visible_state(self.episode, self.episode.state()).model_dump()
+            state = blind_view(self.episode, self.episode.state()).model_dump()
         return CleaningState(**state)
 
     def get_metadata(self) -> EnvironmentMetadata:

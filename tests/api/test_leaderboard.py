@@ -479,7 +479,7 @@ def test_blind_over_ws_for_a_leaderboard_episode_and_for_hidden_mode(tmp_path: P
                 frame(ws, {"type": "reset", "data": {"episode_id": episode_id}}),
                 frame(ws, {"type": "step", "data": SHOW}),
             ):
-                assert data["reward"] == 0.0
+                assert data["reward"] is None
                 assert data["observation"]["score"] is None
                 assert data["observation"]["score_components"] is None
                 assert data["observation"]["episode_id"] == episode_id
@@ -494,7 +494,7 @@ def test_blind_over_ws_for_a_leaderboard_episode_and_for_hidden_mode(tmp_path: P
             blind = frame(
                 ws, {"type": "reset", "data": {"task_id": "crm", "reward_mode": "hidden"}}
             )
-            assert blind["observation"]["score"] is None and blind["reward"] == 0.0
+            assert blind["observation"]["score"] is None and blind["reward"] is None
             end = frame(ws, {"type": "step", "data": FINISH})
             assert end["observation"]["score"] == end["reward"] > 0
     finally:

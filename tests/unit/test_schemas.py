@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclean_env.episode import Episode
-from dataclean_env.reward_visibility import visible_result
+from dataclean_env.reward_visibility import blind_view
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import default_registry
 
@@ -31,7 +31,7 @@ def test_a_blind_episode_sends_its_own_view_not_the_engine_json():
     episode = _episode()
     episode.blind = True
     result = episode.step(Action(operation="remove_duplicates"))
-    shown = visible_result(episode, result)
+    shown = blind_view(episode, result)
     assert shown is not result
     assert b'"reward":null' in shown.json_bytes()
     assert b'"reward":null' not in result.json_bytes()

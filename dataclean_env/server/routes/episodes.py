@@ -27,7 +27,7 @@ from starlette.types import Receive, Scope, Send
 from dataclean_env.doors import parse_reset_options
 from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError, TaskMismatch, UnknownTask
-from dataclean_env.reward_visibility import visible_result, visible_state
+from dataclean_env.reward_visibility import blind_view
 from dataclean_env.schemas import Action, EpisodeState, ResetRequest, StepResult
 from dataclean_env.server.deps import get_settings, get_store
 from dataclean_env.server.episode_store import EpisodeStore
@@ -116,7 +116,7 @@ async def serve_reset(
         blind = body.reward_mode == "hidden"
         name = _first(body.episode_id, episode_id)
         episode = store.reset(task, body.seed, name, body.split, blind=blind, client=client)
-        return visible_result(episode, episode.result())
+        return blind_view(episode, episode.result())
 
     return await run_engine(work, spec.cells)
 
@@ -142,7 +142,7 @@ async def serve_step(
 
     def work() -> StepResult:
         with episode.lock:
-            return visible_result(episode, episode.step(call.action))
+            return blind_view(episode, episode.step(call.action))
 
     return await run_engine(work, episode.cells, slow=is_slow(call.action.operation))
 
@@ -155,7 +155,7 @@ async def serve_state(store: EpisodeStore, task_id: str | None, episode_id: str 
 
     def work() -> EpisodeState:
         with episode.lock:
-            return visible_state(episode, episode.state())
+            return blind_view(episode, episode.state())
 
     return await run_engine(work, episode.cells)
 

@@ -3,7 +3,7 @@
 * `GET /web`, `GET /ui`: the page (`static/index.html`); its assets at `/static/{file}`.
 * `GET /episodes/{episode_id}/table`: a page of the episode's current table with the dirty
   value of every changed cell and per-column statistics (viewer only; refused for blind
-  episodes, see `ViewRefused`).
+  episodes, `reward_visibility.refuse_view`).
 * `POST /episodes/{episode_id}/heuristic`: the built-in heuristic agent's next action for
   the episode (not applied: the page sends it as an ordinary step, so it is validated and
   logged like any other). One agent per live episode, held in a weak map keyed by the
@@ -26,8 +26,8 @@ from fastapi.responses import FileResponse, HTMLResponse
 
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.episode import Episode, opening_of
-from dataclean_env.errors import EpisodeFinished, InvalidAction, ViewRefused
-from dataclean_env.reward_visibility import hides
+from dataclean_env.errors import EpisodeFinished, InvalidAction
+from dataclean_env.reward_visibility import refuse_view
 from dataclean_env.schemas import Action
 from dataclean_env.server.deps import get_registry, get_store
 from dataclean_env.server.episode_store import EpisodeStore
@@ -94,19 +94,6 @@ async def asset(name: str) -> FileResponse:
 # ── viewer ────────────────────────────────────────────────────────────────
 
 
-def is_blind(episode: Episode) -> bool:
-    """A blind episode (a leaderboard one, or reset with reward_mode="hidden") still running:
-    the table viewer would show it what `show_rows` makes it pay for."""
-    return hides(episode, episode.done)
-
-
-def refuse_blind(episode: Episode) -> None:
-    if is_blind(episode):
-        raise ViewRefused(
-            "the page's helpers are closed for blind episodes until they end; use show_rows"
-        )
-
-
 class PageState:
     """What the page's helpers keep per live episode: its heuristic agent. A weak map keyed
     by the Episode object, so an entry lives exactly as long as its episode does in the
@@ -153,7 +140,7 @@ async def episode_table(
     A viewer for people and training loops; refused (403 VIEW_REFUSED) for blind
     leaderboard episodes, whose agents must page with `show_rows`, which costs a step."""
     episode = store.get(episode_id)
-    refuse_blind(episode)
+    refuse_view(episode)
 
     def work() -> dict[str, Any]:
         dirty = opening_of(episode.task).snapshot
