@@ -45,7 +45,8 @@ class SuiteSummary:
 
 
 def load(path: Path = BASELINES_FILE) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
+    baselines: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return baselines
 
 
 def summaries(data: dict[str, Any]) -> list[SuiteSummary]:
