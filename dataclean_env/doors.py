@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError, InvalidAction, UnknownEpisode, describe
 from dataclean_env.generation import SPLITS
+from dataclean_env.limits import EngineLimits
 from dataclean_env.schemas import Action, ResetRequest, StepResult
 from dataclean_env.tasks import TaskRegistry
 
@@ -64,8 +65,10 @@ def start_episode(
     seed: int | None = None,
     split: str = "train",
     episode_id: str | None = None,
+    limits: EngineLimits | None = None,
 ) -> Episode:
-    """A fresh episode of `task_id` (UnknownTask, InvalidAction on bad options)."""
+    """A fresh episode of `task_id` (UnknownTask, InvalidAction on bad options), under
+    `limits` (default: the engine's)."""
     registry.spec(task_id)
     if split not in SPLITS:
         raise InvalidAction(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
@@ -78,7 +81,7 @@ def start_episode(
             "are issued by POST /leaderboard/runs and this one is not open (its run ended, or "
             "the server restarted: episodes live in memory); start a new run"
         )
-    return Episode(name, registry.make(task_id, seed, split))
+    return Episode(name, registry.make(task_id, seed, split), limits)
 
 
 # Fields OpenEnv clients add to their requests; accepted and ignored at every door.

@@ -8,8 +8,9 @@ changes nothing. Defaults come from `dataclean_env.settings` (DCE_STEP_SECONDS, 
 from __future__ import annotations
 
 import json
+import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import filterfalse
 from typing import Any
@@ -44,6 +45,14 @@ def default_limits() -> EngineLimits:
         s.max_action_bytes,
         s.max_history_bytes,
     )
+
+
+def untimed_limits() -> EngineLimits:
+    """The engine's limits without its per-step time limit, for measurements (anchors,
+    baselines, the suite's interval): a score is a property of the instance and the agent,
+    not of how busy the machine is. Under load a large plan step (a real table's `set_cell`
+    program) can pass the time limit and be refused; the report must not move with load."""
+    return replace(default_limits(), step_seconds=math.inf)
 
 
 def remaining(deadline: float | None) -> float | None:

@@ -17,10 +17,11 @@ from typing import Any
 
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.agents.reference import Agent
-from dataclean_env.benchmark.normalised import Anchors, anchors, untimed
+from dataclean_env.benchmark.normalised import Anchors, anchors
 from dataclean_env.benchmark.suite import DEFINITION, Cell, secret_instance, suite_named
 from dataclean_env.doors import attempt
 from dataclean_env.episode import Episode
+from dataclean_env.limits import untimed_limits
 from dataclean_env.runner.stats import bootstrap_interval
 from dataclean_env.tasks.generated import GENERATOR_VERSIONS
 from dataclean_env.tasks.registry import Task
@@ -41,7 +42,7 @@ def final_score(task: Task, agent: Agent) -> float:
     """The final score of `agent` on `task`, played in-process (refused actions count
     toward a cap of twice the step budget, as the runner's loop allows), untimed like the
     anchors so that the machine's load cannot move it."""
-    episode = Episode("measure", task, untimed())
+    episode = Episode("measure", task, untimed_limits())
     result = episode.result()
     for _ in range(2 * task.spec.max_steps + 2):
         if result.done:

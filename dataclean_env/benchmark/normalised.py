@@ -10,13 +10,12 @@ table's F1 is already this (its dirty table scores 0, gold 1).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError
-from dataclean_env.limits import EngineLimits, default_limits
+from dataclean_env.limits import untimed_limits
 from dataclean_env.schemas import Action
 from dataclean_env.tasks.registry import Task
 
@@ -42,20 +41,12 @@ class Anchors:
         return min(1.0, max(0.0, (final - self.do_nothing) / span))
 
 
-def untimed() -> EngineLimits:
-    """The engine's limits without its per-step time limit. The anchors are a property of
-    the instance, not of how busy the machine is: under load, a large plan step (a real
-    table's `set_cell` program) can pass the time limit and be refused, which would lower
-    the oracle's score and raise every normalised score measured against it."""
-    return replace(default_limits(), step_seconds=math.inf)
-
-
 def anchors(make: Callable[[], Task]) -> Anchors:
     """The do-nothing and oracle scores of the instance `make` builds (afresh each time)."""
-    idle = Episode("do-nothing", make(), untimed())
+    idle = Episode("do-nothing", make(), untimed_limits())
     idle.step(Action(operation="finish", parameters={}))
     task = make()
-    oracle = Episode("oracle", task, untimed())
+    oracle = Episode("oracle", task, untimed_limits())
     for planned in task.solution:
         if oracle.done:
             break

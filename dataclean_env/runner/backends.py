@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from dataclean_env.doors import attempt, start_episode
 from dataclean_env.episode import Episode
 from dataclean_env.errors import describe
+from dataclean_env.limits import EngineLimits
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.schemas import Observation, StepResult, graded
 from dataclean_env.tasks import TaskRegistry
@@ -49,13 +50,16 @@ class Backend(Protocol):
 class LocalBackend:
     """The engine in this process (`Episode`, as `environment.DataCleaningEnv` uses it)."""
 
-    def __init__(self, registry: TaskRegistry):
+    def __init__(self, registry: TaskRegistry, limits: EngineLimits | None = None):
         self.registry = registry
+        self.limits = limits  # None: the engine's, time limit included
         self.episode: Episode | None = None
 
     def reset(self, key: EpisodeKey) -> Step:
         episode_id = f"{key.task_id}-{key.split}-{key.seed}"
-        self.episode = start_episode(self.registry, key.task_id, key.seed, key.split, episode_id)
+        self.episode = start_episode(
+            self.registry, key.task_id, key.seed, key.split, episode_id, self.limits
+        )
         return _local_step(self.episode.result())
 
     def step(self, action: dict[str, Any]) -> Step:

@@ -20,6 +20,7 @@ from tqdm import tqdm
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
 from dataclean_env.agents.reference import AgentFactory, reference_factories
 from dataclean_env.generation import SPLITS
+from dataclean_env.limits import untimed_limits
 from dataclean_env.runner import real_detection, selection, suite_report
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
@@ -125,8 +126,9 @@ def play(
     agents: dict[str, AgentFactory], keys: Sequence[EpisodeKey], registry: TaskRegistry
 ) -> list[EpisodeResult]:
     """Each key with every agent in turn, so a generated instance is built once and then
-    served from the task cache. The log lines go nowhere: the report is the output."""
-    env = LocalBackend(registry)
+    served from the task cache. The log lines go nowhere: the report is the output. Played
+    without the per-step time limit, so the report does not move with the machine's load."""
+    env = LocalBackend(registry, untimed_limits())
     results = []
     with open(os.devnull, "w", encoding="utf-8") as silent:
         for key in tqdm(keys, desc="baselines", unit="task", file=sys.stderr, disable=None):
