@@ -11,10 +11,11 @@ from dataclasses import replace
 
 import pytest
 
+import dataclean_env.limits as limits_module
 from dataclean_env import episode as episode_module
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.agents.reference import NoOpAgent, OracleAgent
-from dataclean_env.benchmark import measure, normalised
+from dataclean_env.benchmark import measure
 from dataclean_env.benchmark.baselines import AGENTS, instance_row
 from dataclean_env.benchmark.measure import DRAW_SEED, SECRET, final_score
 from dataclean_env.benchmark.normalised import MEANING, anchors
@@ -163,13 +164,13 @@ def test_the_anchors_do_not_depend_on_the_engine_time_limit(registry, monkeypatc
     def make():
         return registry.make("rayyan_audit", 0, "eval")
 
-    zero = replace(normalised.default_limits(), step_seconds=0.0)
+    zero = replace(limits_module.default_limits(), step_seconds=0.0)
     task = make()
     timed = Episode("timed", task, zero)
     refused = [attempt(timed, planned).info.get("error") for planned in task.solution]
     assert "STEP_TIME_LIMIT" in {error["code"] for error in refused if error}
     assert timed.score < 0.9999
     # The engine's default limit set to 0 s, wherever it is read.
-    for module in (normalised, episode_module):
+    for module in (limits_module, episode_module):
         monkeypatch.setattr(module, "default_limits", lambda: zero)
     assert anchors(make).oracle == 0.9999
