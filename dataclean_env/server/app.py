@@ -21,13 +21,14 @@ from dataclean_env.errors import EnvError
 from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.guards import install_guards
+from dataclean_env.server.head import HeadAsGet
 from dataclean_env.server.http_errors import install_error_handlers
 from dataclean_env.server.mcp_gateway import McpGateway, McpTransport
 from dataclean_env.server.metrics import ObservabilityMiddleware, metrics_endpoint
 from dataclean_env.server.openapi_doc import install_openapi
 from dataclean_env.server.openenv_routes import LazyOpenEnvMiddleware, OpenEnvMount
 from dataclean_env.server.rate_limit import RateLimiter
-from dataclean_env.server.routes import episodes, leaderboard, meta, schema, web
+from dataclean_env.server.routes import docs, episodes, leaderboard, meta, schema, web
 from dataclean_env.server.serving import uvicorn_options
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks import TaskRegistry, registry_for
@@ -41,6 +42,8 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     registry = registry or registry_for(settings)
     app = FastAPI(
         lifespan=_lifespan,
+        docs_url=None,  # ours, served offline (routes/docs.py)
+        redoc_url=None,
         title="Data Cleaning OpenEnv",
         version=__version__,
         description=(
@@ -62,12 +65,15 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     )
     install_error_handlers(app)
     app.include_router(meta.router)
+    app.include_router(docs.router)
+    app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
     app.include_router(episodes.router)
     app.include_router(web.router)  # the browser page (before OpenEnv's catch-all routes)
     app.state.leaderboard = Leaderboard(settings, app.state.store)  # opens its database lazily
     app.include_router(leaderboard.router)
     app.include_router(schema.router)
     app.add_route("/metrics", metrics_endpoint, include_in_schema=False)
+    app.add_middleware(HeadAsGet)  # innermost: the guards and the metrics see HEAD
     # OpenEnv's server takes seconds to import: mounted after start-up (see openenv_routes),
     # behind the guards (which run before the mount waits) and with the same rate limiter.
     app.state.limiter = limiter = RateLimiter(

@@ -46,10 +46,10 @@ log = logging.getLogger(__name__)
 
 MOUNT_RETRY_S = 5  # Retry-After of a request that found the mount failed
 
-# Paths answered by our own routes alone: they never wait for the mount. "/" is matched
-# exactly; every other entry also covers the paths under it (/reset/..., /static/...).
+# Paths answered by our own routes alone: they never wait for the mount (each entry also
+# covers the paths under it: /reset/..., /static/...). The OpenAPI document (/openapi.json,
+# and "/", which lists its paths) waits, so it names the same paths from start-up on.
 OWN_PATHS = (
-    "/",
     "/health",
     "/tasks",
     "/validate",
@@ -64,14 +64,13 @@ OWN_PATHS = (
     "/schema/compact",
     "/metrics",
     "/docs",
-    "/openapi.json",
+    "/redoc",
 )
-_OWN_PREFIXES = tuple(path for path in OWN_PATHS if path != "/")
 
 
 def is_own_path(path: str) -> bool:
     """True for a path our own routes answer (it never waits for OpenEnv's mount)."""
-    return path == "/" or path.startswith(_OWN_PREFIXES)
+    return path.startswith(OWN_PATHS)
 
 
 def mount_openenv(
