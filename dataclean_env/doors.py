@@ -27,7 +27,8 @@ from dataclean_env.limits import EngineLimits
 from dataclean_env.schemas import Action, ResetRequest, StepResult
 from dataclean_env.tasks import TaskRegistry
 
-_EPISODE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # fullmatch: "$" would allow a "\n"
+EPISODE_ID_CHARS = r"[A-Za-z0-9._:-]{1,128}"
+_EPISODE_ID = re.compile(EPISODE_ID_CHARS)  # fullmatch: "$" would allow a "\n"
 SERVER_PREFIX = "dce:"  # server-issued ids only (clients may not start theirs with it)
 # The leaderboard's episodes (issued by POST /leaderboard/runs): an id with this prefix is
 # joined while its run holds it and is never created by a reset, so a lost one is a 404,

@@ -27,6 +27,13 @@ class UnknownTask(EnvError):
     status = 404
 
 
+class NoInstances(EnvError):
+    """Instances are listed for generated families; any other task is its one instance."""
+
+    code = "NO_INSTANCES"
+    status = 404
+
+
 class UnknownEpisode(EnvError):
     code = "UNKNOWN_EPISODE"
     status = 404

@@ -1,7 +1,10 @@
 """Fuzz the HTTP API with schemathesis against a real uvicorn on 127.0.0.1.
 
-Checks: no 5xx, every status documented, every response body and header as documented,
-content types as documented. The short run is part of the tests (tests/e2e/test_fuzz_api.py);
+Checks: all of schemathesis' (`--checks all`): no 5xx, every status documented, every
+response body and header as documented, content types as documented, schema-valid requests
+accepted and schema-invalid ones refused, unsupported methods refused, and the rest. Generation
+is deterministic (`--generation-deterministic`, a fixed seed), so a verdict does not change
+from one run to the next. The short run is part of the tests (tests/e2e/test_fuzz_api.py);
 the long one writes its result to docs/FUZZ.md:
 
     uv run python scripts/fuzz_api.py --examples 120 --write docs/FUZZ.md
@@ -22,15 +25,15 @@ sys.path.insert(0, str(ROOT))
 from dataclean_env.settings import Settings  # noqa: E402
 from tests.web import LiveServer  # noqa: E402
 
-CHECKS = (
-    "not_a_server_error,status_code_conformance,response_schema_conformance,"
-    "content_type_conformance,response_headers_conformance"
-)
+CHECKS = "all"  # schemathesis' "all" has no response-time limit: no verdict on speed
 # The fuzzer resets thousands of episodes and starts runs from one address: lift the
 # per-client creation rate and the per-client share of open runs (to the server's own cap)
 # so it exercises the routes rather than those limits, which their own tests cover (429
 # stays documented; a 503 is what schemathesis counts as a server error).
+# OpenEnv's routes mounted before serving: the document waits for them (seconds on a busy
+# machine), longer than schemathesis waits for it.
 FUZZ_SETTINGS = Settings(
+    openenv_mount="eager",
     creation_burst=1_000_000,
     creation_rate_per_second=10_000.0,
     leaderboard_open_runs_per_client=32,
@@ -45,6 +48,8 @@ def run(examples: int, seed: int, workers: int = 1) -> tuple[int, str, float]:
         completed = subprocess.run(
             [
                 str(Path(sys.executable).parent / "schemathesis"),
+                "--config-file",
+                str(ROOT / "scripts" / "schemathesis.toml"),
                 "run",
                 f"{server.url}/openapi.json",
                 "--checks",
@@ -57,8 +62,7 @@ def run(examples: int, seed: int, workers: int = 1) -> tuple[int, str, float]:
                 str(workers),
                 "--request-timeout",
                 "30",
-                "--generation-database",
-                "none",
+                "--generation-deterministic",  # implies no example database
                 "--no-color",
             ],
             capture_output=True,
@@ -92,7 +96,8 @@ def main() -> None:
             f"`uv run python scripts/fuzz_api.py --examples {args.examples} --seed {args.seed}`"
             f" against a real uvicorn on 127.0.0.1: {case_count(output)} test cases in "
             f"{seconds:.0f} s, exit status {status} ({'pass' if status == 0 else 'FAIL'}).\n\n"
-            f"Checks: `{CHECKS}`.\n\n```\n{summary.strip()}\n```\n",
+            f"Checks: `{CHECKS}`, with the exceptions in "
+            f"scripts/schemathesis.toml.\n\n```\n{summary.strip()}\n```\n",
             encoding="utf-8",
         )
     sys.exit(status)

@@ -5,6 +5,7 @@
     python inference.py --env-url http://127.0.0.1:7860  # against a server (over /ws)
     python inference.py --agent random --results runs/random.jsonl
     python inference.py --leaderboard NAME --env-url URL  # a verified leaderboard run
+    python inference.py --resume RUN_ID --env-url URL     # go on with one started here
 
 Agent: with `HF_TOKEN` or `OPENAI_API_KEY` set, the LLM at `API_BASE_URL` named by
 `MODEL_NAME`; without a key, the built-in heuristic agent, offline (`model=heuristic-baseline`).
@@ -71,6 +72,17 @@ def parser() -> argparse.ArgumentParser:
         help="play a leaderboard run under NAME on --env-url's secret split (--family: one "
         "generated family, else all; --episodes: how many, else the server's default)",
     )
+    board.add_argument(
+        "--resume",
+        metavar="RUN_ID",
+        help="continue a leaderboard run started here: play its episodes still open",
+    )
+    board.add_argument(
+        "--runs-dir",
+        type=Path,
+        help="where runs' tickets (their episode ids, for --resume) are kept "
+        "(default: var/leaderboard-runs)",
+    )
     llm = p.add_argument_group("LLM agent")
     llm.add_argument("--temperature", type=float, default=0.0)
     llm.add_argument("--max-tokens", type=int, default=512, help="token budget per reply")
@@ -117,14 +129,26 @@ def leaderboard_run(args: argparse.Namespace, registry: TaskRegistry) -> int:
     from dataclean_env.runner import leaderboard
 
     if not args.env_url:
-        raise SystemExit("--leaderboard needs --env-url: the server runs and scores the episodes")
+        raise SystemExit(
+            "--leaderboard and --resume need --env-url: the server runs and scores the episodes"
+        )
     if args.agent == "oracle":
         raise SystemExit("the oracle replays public solutions; it cannot play the secret split")
     make_agent = agent_factory(args, registry)
     agent_name = make_agent(selection.EpisodeKey("leaderboard", 0, "secret")).name
+    runs_dir = args.runs_dir or leaderboard.RUNS_DIR
+    if args.resume:
+        finished = leaderboard.resume(args.env_url, args.resume, make_agent, runs_dir)
+        return 1 if any(r.error for r in finished) else 0
     families = [args.family] if args.family not in selection.FAMILIES else None
     finished = leaderboard.run(
-        args.env_url, args.leaderboard, make_agent, agent_name, families, args.episodes
+        args.env_url,
+        args.leaderboard,
+        make_agent,
+        agent_name,
+        families,
+        args.episodes,
+        runs_dir,
     )
     return 1 if any(r.error for r in finished) else 0
 
@@ -148,7 +172,7 @@ def _normalised(result: EpisodeResult, registry: TaskRegistry) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     registry = default_registry()
-    if args.leaderboard:
+    if args.leaderboard or args.resume:
         return leaderboard_run(args, registry)
     try:
         seeds = selection.parse_seeds(args.seeds)

@@ -5,6 +5,12 @@ for a run, plays each of its blind episodes over /ws (a reset with the episode i
 it), sends `finish` to any episode the agent leaves open, and prints where to see the
 result. The log lines are the usual ones; while an episode runs, its reward reads 0.00
 (the server hides it), and `[END]` carries the final score the server revealed.
+
+`--resume RUN_ID` continues a run this client started: the episode ids are what lets one
+play, and the server tells them only once (its public status never shows them), so the run's
+start answer is kept in a ticket file (`--runs-dir`, `var/leaderboard-runs/RUN_ID.json`).
+Resuming reads the run's public status and plays the episodes still open, each joined as it
+stands; ended ones are not played again (one attempt per instance).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import sys
 import urllib.error
 import urllib.request
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from dataclean_env.agents.reference import AgentFactory
@@ -23,6 +30,7 @@ from dataclean_env.runner.results import EpisodeResult
 from dataclean_env.runner.selection import EpisodeKey
 
 FINISH = {"operation": "finish", "parameters": {}}
+RUNS_DIR = Path("var/leaderboard-runs")  # run tickets, relative to where the runner runs
 
 
 class JoinedEpisodes(RemoteBackend):
@@ -69,6 +77,7 @@ def run(
     agent_name: str,
     families: list[str] | None = None,
     episodes: int | None = None,
+    runs_dir: Path = RUNS_DIR,
 ) -> list[EpisodeResult]:
     base = base_url.rstrip("/")
     body: dict[str, Any] = {"name": name, "model": agent_name}
@@ -78,19 +87,70 @@ def run(
         body["episodes"] = episodes
     started = request_json(f"{base}/leaderboard/runs", body)
     run_id = started["run_id"]
-    print(f"Leaderboard run {run_id}: {len(started['episodes'])} episodes", file=sys.stderr)
+    ticket = _ticket(runs_dir, run_id)
+    ticket.parent.mkdir(parents=True, exist_ok=True)
+    ticket.write_text(json.dumps({"env_url": base, **started}), encoding="utf-8")
+    print(
+        f"Leaderboard run {run_id}: {len(started['episodes'])} episodes (ticket: {ticket})",
+        file=sys.stderr,
+    )
+    return _play(
+        base, run_id, started["episodes"], make_agent, set(range(len(started["episodes"])))
+    )
+
+
+def resume(
+    base_url: str, run_id: str, make_agent: AgentFactory, runs_dir: Path = RUNS_DIR
+) -> list[EpisodeResult]:
+    """Play the episodes of run `run_id` that are still open (see the module docstring)."""
+    base = base_url.rstrip("/")
+    ticket = _ticket(runs_dir, run_id)
+    if not ticket.is_file():
+        raise SystemExit(
+            f"no ticket for run {run_id!r} in {runs_dir}: a run can be resumed only where it "
+            "was started (the server shows its episode ids only once)"
+        )
+    started = json.loads(ticket.read_text(encoding="utf-8"))
+    status = request_json(f"{base}/leaderboard/runs/{run_id}")
+    if status["status"] != "open":
+        raise SystemExit(f"run {run_id} is {status['status']}: nothing left to play")
+    still_open = {e["position"] for e in status["episodes"] if e["status"] == "open"}
+    print(f"Resuming run {run_id}: {len(still_open)} episodes still open", file=sys.stderr)
+    return _play(base, run_id, started["episodes"], make_agent, still_open)
+
+
+def _ticket(runs_dir: Path, run_id: str) -> Path:
+    if not run_id.replace("-", "").replace("_", "").isalnum():
+        raise SystemExit(f"not a run id: {run_id!r}")  # it names a file
+    return runs_dir / f"{run_id}.json"
+
+
+def _play(
+    base: str,
+    run_id: str,
+    episodes: list[dict[str, Any]],
+    make_agent: AgentFactory,
+    positions: set[int],
+) -> list[EpisodeResult]:
     keys = {
         EpisodeKey(e["task_id"], position, "secret"): e["episode_id"]
-        for position, e in enumerate(started["episodes"])
+        for position, e in enumerate(episodes)
+        if position in positions
     }
     env = JoinedEpisodes(base, keys)
     finished = []
     try:
         for key in keys:
-            result = run_episode(env, make_agent(key), key)
-            if not env.done:  # the agent stopped early: end it, so the run can complete
-                final = env.step(FINISH)
-                result = replace(result, score=final.score)
+            try:
+                result = run_episode(env, make_agent(key), key)
+                if not env.done:  # the agent stopped early: end it, so the run can complete
+                    final = env.step(FINISH)
+                    result = replace(result, score=final.score)
+            except Exception as error:  # a lost connection, a dead server: say how to go on
+                raise SystemExit(
+                    f"run {run_id} stopped at episode {key.seed} ({type(error).__name__}: "
+                    f"{error}); continue it with --resume {run_id} --env-url {base}"
+                ) from None
             finished.append(result)
     finally:
         env.close()

@@ -9,25 +9,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 import uvicorn
 from fastapi import FastAPI
+from uvicorn.main import STARTUP_FAILURE
 
 from dataclean_env import ENV_NAME, __version__
 from dataclean_env.errors import EnvError
 from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.guards import install_guards
+from dataclean_env.server.head import HeadAsGet
 from dataclean_env.server.http_errors import install_error_handlers
 from dataclean_env.server.mcp_gateway import McpGateway, McpTransport
 from dataclean_env.server.metrics import ObservabilityMiddleware, metrics_endpoint
 from dataclean_env.server.openapi_doc import install_openapi
-from dataclean_env.server.openenv_routes import LazyOpenEnvMiddleware, OpenEnvMount
+from dataclean_env.server.openenv_routes import LazyOpenEnvMiddleware, MountFailed, OpenEnvMount
 from dataclean_env.server.rate_limit import RateLimiter
-from dataclean_env.server.routes import episodes, leaderboard, meta, schema, web
+from dataclean_env.server.routes import docs, episodes, leaderboard, meta, schema, web
 from dataclean_env.server.serving import uvicorn_options
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks import TaskRegistry, registry_for
@@ -35,12 +38,18 @@ from dataclean_env.transitions import TRANSITIONS
 
 log = logging.getLogger(__name__)
 
+# The `server` process's status when OpenEnv's routes cannot be mounted: uvicorn's own for an
+# app that could not start, so a supervisor sees one code for "this server did not come up".
+MOUNT_FAILED_EXIT = STARTUP_FAILURE
+
 
 def create_app(settings: Settings | None = None, registry: TaskRegistry | None = None) -> FastAPI:
     settings = settings or get_settings()
     registry = registry or registry_for(settings)
     app = FastAPI(
         lifespan=_lifespan,
+        docs_url=None,  # ours, served offline (routes/docs.py)
+        redoc_url=None,
         title="Data Cleaning OpenEnv",
         version=__version__,
         description=(
@@ -62,12 +71,15 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     )
     install_error_handlers(app)
     app.include_router(meta.router)
+    app.include_router(docs.router)
+    app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
     app.include_router(episodes.router)
     app.include_router(web.router)  # the browser page (before OpenEnv's catch-all routes)
     app.state.leaderboard = Leaderboard(settings, app.state.store)  # opens its database lazily
     app.include_router(leaderboard.router)
     app.include_router(schema.router)
     app.add_route("/metrics", metrics_endpoint, include_in_schema=False)
+    app.add_middleware(HeadAsGet)  # innermost: the guards and the metrics see HEAD
     # OpenEnv's server takes seconds to import: mounted after start-up (see openenv_routes),
     # behind the guards (which run before the mount waits) and with the same rate limiter.
     app.state.limiter = limiter = RateLimiter(
@@ -152,9 +164,32 @@ def main() -> None:
 
         workers.serve(args.host, args.port, args.workers)
         return
-    app = create_app(settings)
+    try:
+        app = create_app(settings)
+    except MountFailed as failed:  # DCE_OPENENV_MOUNT=eager: nothing has been served yet
+        _exit_for_mount(str(failed))
     app.state.open_leaderboard_at_start = True  # see _lifespan
-    uvicorn.run(app, host=args.host, port=args.port, **uvicorn_options(settings))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=args.host, port=args.port, **uvicorn_options(settings))
+    )
+    # A failed mount later (background or lazy): the request that waited has its 503, then
+    # the server stops as on SIGTERM (open requests are answered) and the process exits.
+    app.state.openenv.on_failure = lambda failure: setattr(server, "should_exit", True)
+    server.run()
+    if app.state.openenv.failure is not None:
+        _exit_for_mount(app.state.openenv.failure)
+    if not server.started:
+        sys.exit(STARTUP_FAILURE)  # as uvicorn.run: the server did not start (a port in use)
+
+
+def _exit_for_mount(failure: str) -> NoReturn:
+    log.critical(
+        "OpenEnv's routes could not be mounted (%s): exiting with status %d so that the "
+        "supervisor starts a new server",
+        failure,
+        MOUNT_FAILED_EXIT,
+    )
+    sys.exit(MOUNT_FAILED_EXIT)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Prometheus metrics (`GET /metrics`) and structured JSON request logs.
 
 `ObservabilityMiddleware` (pure ASGI, so it adds no task or thread hop) counts every HTTP
-request by route template, method and status, times it, and tracks open WebSocket
-sessions. Engine time is observed where engine work runs (`scheduling.run_sized`).
+request by route template, method and status, times it, and after each request sets the
+open episodes and sessions (`observe_open`). Engine time is observed where engine work runs (`scheduling.run_sized`).
 
 Several worker processes (`server --workers N`) share one view: the supervisor sets
 `PROMETHEUS_MULTIPROC_DIR`, every process writes its samples there, and /metrics on any
@@ -56,16 +56,41 @@ ENGINE_SECONDS = Histogram(
 )
 EPISODES = Gauge(
     "dce_open_episodes",
-    "Episodes held: client ids, task defaults and leaderboard episodes",
+    "Episodes held: client ids, task defaults, leaderboard episodes and those of sessions",
     multiprocess_mode="livesum",
 )
-SESSIONS = Gauge("dce_open_sessions", "Open WebSocket sessions", multiprocess_mode="livesum")
+SESSIONS = Gauge(
+    "dce_open_sessions",
+    "OpenEnv sessions held: /ws connections, /mcp sessions (MCP and OpenEnv's JSON-RPC)",
+    multiprocess_mode="livesum",
+)
 
 request_log = logging.getLogger("dataclean_env.requests")
 # Children of the labelled metrics, looked up once: `labels()` takes a lock and builds its
 # key on every call, a few microseconds per request on the hottest path.
 _REST_STEP_SECONDS = STEP_SECONDS.labels("rest")
 _WS_STEP_SECONDS = STEP_SECONDS.labels("ws")
+
+
+def observe_open(state: Any) -> None:
+    """Set the open-episode and open-session gauges from what the app holds now.
+
+    Every session (a /ws connection, an MCP session, an OpenEnv JSON-RPC session) is one of
+    OpenEnv's session server; its episode, once reset, is counted with the store's, unless it
+    is a leaderboard episode it joined (the store holds and counts that one)."""
+    store = getattr(state, "store", None)
+    mount = getattr(state, "openenv", None)
+    sessions = getattr(mount, "server", None)  # None until OpenEnv's routes are mounted
+    envs = list(sessions._sessions.values()) if sessions is not None else []
+    own = {
+        id(env.episode)
+        for env in envs
+        if getattr(env, "episode", None) is not None
+        and (store is None or store.issued(env.episode.episode_id) is not env.episode)
+    }
+    SESSIONS.set(len(envs))
+    if store is not None:
+        EPISODES.set(store.held() + len(own))
 
 
 @functools.lru_cache(maxsize=1024)  # bounded: methods x route templates x statuses
@@ -140,11 +165,10 @@ class ObservabilityMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
-            SESSIONS.inc()
             try:
                 await self.app(scope, receive, send)
             finally:
-                SESSIONS.dec()
+                observe_open(getattr(scope["app"], "state", None))
             return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
@@ -176,9 +200,7 @@ class ObservabilityMiddleware:
             REQUEST_SECONDS.labels(route).observe(elapsed)
             if route in STEP_ROUTES:
                 _REST_STEP_SECONDS.observe(elapsed)
-            store = getattr(getattr(scope["app"], "state", None), "store", None)
-            if store is not None:
-                EPISODES.set(store.held())
+            observe_open(getattr(scope["app"], "state", None))
             if self.json_logs:
                 self._log(scope, route, status, elapsed, bytes(body))
 
@@ -224,7 +246,5 @@ def observe_ws_step(episode: str | None, operation: str, status: str, elapsed: f
 async def metrics_endpoint(request: Request) -> Response:
     """Prometheus text format: requests and errors by route and status, step and engine
     latency histograms, open episodes and WebSocket sessions."""
-    store = getattr(request.app.state, "store", None)
-    if store is not None:
-        EPISODES.set(store.held())
+    observe_open(request.app.state)
     return metrics_response()

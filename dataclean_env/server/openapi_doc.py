@@ -14,6 +14,11 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from dataclean_env.doors import EPISODE_ID_CHARS, SERVER_PREFIX
+from dataclean_env.generation import SPLITS
+from dataclean_env.operations.registry import alias_names, operation_names
+from dataclean_env.tasks.generated import FAMILIES
+
 ERROR_SCHEMA = {
     "title": "Error",
     "type": "object",
@@ -27,7 +32,7 @@ ERROR_STATUS = {
     "400": "Bad request (OpenEnv task API: index out of range)",
     "403": "ORIGIN_NOT_ALLOWED: a browser page of another origin",
     "404": "UNKNOWN_TASK, UNKNOWN_EPISODE (absent, expired, another task's, or lost in a "
-    "restart: reset), NOT_FOUND",
+    "restart: reset), NO_INSTANCES (not a generated family), NOT_FOUND",
     "408": "REQUEST_TIMEOUT: the body was sent too slowly",
     "409": "TASK_MISMATCH, EPISODE_FINISHED",
     "413": "BODY_TOO_LARGE",
@@ -116,6 +121,73 @@ def name_path_values(schema: dict[str, Any], task_ids: list[str], env_name: str)
                     parameter["schema"] = {"type": "string", "enum": [env_name], "title": "Env"}
 
 
+# The id rules of doors.check_episode_id and check_client_id, as JSON Schema patterns.
+EPISODE_ID = {"type": "string", "pattern": f"^{EPISODE_ID_CHARS}$"}
+CLIENT_ID = {"type": "string", "pattern": f"^(?!{SERVER_PREFIX}){EPISODE_ID_CHARS}$"}
+ID_PARAMETERS = ("episode_id", "X-Episode-Id")
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def declare_rules(schema: dict[str, Any], task_ids: list[str]) -> None:
+    """Rules the server enforces that the models leave out: the id patterns (a client's id
+    may not take the server's prefix), the task ids a body may name, the operation names,
+    that a step names an operation, the tasks that have instances (generated families)."""
+    names = {"enum": sorted(operation_names() + alias_names())}
+    for path, methods in schema["paths"].items():
+        for operation in methods.values():
+            for parameter in operation.get("parameters", []):
+                if parameter["name"] in ID_PARAMETERS:
+                    parameter["schema"] = dict(EPISODE_ID)
+                elif path == "/tasks/{task_id}/instances" and parameter["name"] == "task_id":
+                    parameter["schema"]["enum"] = list(FAMILIES)
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            fields = (body or {}).get("schema", {}).get("properties", {})
+            if path.startswith(("/reset", "/step")):
+                if "task_id" in fields:
+                    fields["task_id"] = _nullable({"type": "string", "enum": task_ids})
+                if "episode_id" in fields:
+                    rule = CLIENT_ID if path.startswith("/reset") else EPISODE_ID
+                    fields["episode_id"] = _nullable(dict(rule))
+            if path.startswith("/reset") and body is not None:  # a JSON null: no options
+                body["schema"] = _nullable(body["schema"])
+            if path == "/leaderboard/runs":
+                families = {"type": "string", "enum": list(FAMILIES)}
+                fields["families"] = _nullable(
+                    {"type": "array", "items": families, "minItems": 1, "maxItems": 16}
+                )
+            if path == "/step":  # an operation at the top, or an action (not both)
+                fields["operation"] = {"type": "string", **names}
+                fields["parameters"] = {"type": "object"}
+                fields["action"] = {"$ref": "#/components/schemas/Action"}
+                body["schema"].update(  # type: ignore[index]
+                    additionalProperties=False,
+                    oneOf=[
+                        {"required": ["operation"], "not": {"required": ["action"]}},
+                        {
+                            "required": ["action"],
+                            "not": {
+                                "anyOf": [{"required": [k]} for k in ("operation", "parameters")]
+                            },
+                        },
+                    ],
+                )
+            elif fields.get("operation", {}).get("title") == "Operation":  # an Action body
+                fields["operation"].update(names)
+            if path.startswith("/leaderboard/"):  # a name must hold more than spaces
+                for name in ("name", "model", "model_name"):
+                    if name in fields:
+                        fields[name].update(minLength=1, pattern=r"\S")
+    components = schema["components"]["schemas"]
+    if "Action" in components:
+        components["Action"]["properties"]["operation"].update(names)
+    for request in ("ListTasksRequest", "NumTasksRequest", "GetTaskRequest", "GetTaskRangeRequest"):
+        if "split" in components.get(request, {}).get("properties", {}):  # OpenEnv's task API
+            components[request]["properties"]["split"] = {"type": "string", "enum": list(SPLITS)}
+
+
 def install_openapi(app: FastAPI, task_ids: list[str], env_name: str) -> None:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -127,6 +199,7 @@ def install_openapi(app: FastAPI, task_ids: list[str], env_name: str) -> None:
             )
             name_path_values(schema, task_ids, env_name)
             app.openapi_schema = document_errors(schema)
+            declare_rules(app.openapi_schema, task_ids)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -17,7 +17,9 @@ when the first request that needs it arrives (`LazyOpenEnvMiddleware` makes that
 wait for the mount, so it is answered exactly as if OpenEnv had been there from the start).
 A mount that fails (an import error, descriptors exhausted at start-up) is remembered as
 `failure`: /health answers 503 naming it, and the request that waited answers 503 with
-Retry-After; the next such request tries again, and a mount that succeeds clears it.
+Retry-After. Then `on_failure` is called: the `server` command sets it to end the process
+(app.main), so its supervisor starts a new one; an app without it (tests, `uvicorn main:app`)
+tries again on the next such request, and a mount that succeeds clears the failure.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from typing import Any
@@ -46,10 +48,10 @@ log = logging.getLogger(__name__)
 
 MOUNT_RETRY_S = 5  # Retry-After of a request that found the mount failed
 
-# Paths answered by our own routes alone: they never wait for the mount. "/" is matched
-# exactly; every other entry also covers the paths under it (/reset/..., /static/...).
+# Paths answered by our own routes alone: they never wait for the mount (each entry also
+# covers the paths under it: /reset/..., /static/...). The OpenAPI document (/openapi.json,
+# and "/", which lists its paths) waits, so it names the same paths from start-up on.
 OWN_PATHS = (
-    "/",
     "/health",
     "/tasks",
     "/validate",
@@ -64,14 +66,13 @@ OWN_PATHS = (
     "/schema/compact",
     "/metrics",
     "/docs",
-    "/openapi.json",
+    "/redoc",
 )
-_OWN_PREFIXES = tuple(path for path in OWN_PATHS if path != "/")
 
 
 def is_own_path(path: str) -> bool:
     """True for a path our own routes answer (it never waits for OpenEnv's mount)."""
-    return path == "/" or path.startswith(_OWN_PREFIXES)
+    return path.startswith(OWN_PATHS)
 
 
 def mount_openenv(
@@ -129,6 +130,10 @@ def _import_openenv() -> None:
     import dataclean_env.server.sessions  # noqa: F401
 
 
+class MountFailed(RuntimeError):
+    """OpenEnv's routes could not be mounted; the message is the mount's `failure`."""
+
+
 class OpenEnvMount:
     """Mounts OpenEnv's routes on `app` once; `server` is the HTTPEnvServer after that."""
 
@@ -138,6 +143,7 @@ class OpenEnvMount:
         self.app, self.registry, self.settings, self.limiter = app, registry, settings, limiter
         self.server: Any = None
         self.failure: str | None = None  # why the last mount failed, until one succeeds
+        self.on_failure: Callable[[str], None] | None = None  # called with `failure`
         self._imported = threading.Event()
         self._import_lock = threading.Lock()
         self._register_lock = threading.Lock()
@@ -169,12 +175,21 @@ class OpenEnvMount:
         except Exception as error:
             self.failure = f"{type(error).__name__}: {error}"
             log.exception("OpenEnv routes could not be mounted")
-            raise
+            if self.on_failure is not None:
+                self.on_failure(self.failure)
+            raise MountFailed(self.failure) from error
         self.failure = None
 
     def __getattr__(self, name: str) -> Any:
         # The SessionServer's attributes (active_sessions, _sessions, ...), mounting first.
-        if name.startswith("__") or name in ("app", "registry", "settings", "limiter", "server"):
+        if name.startswith("__") or name in (
+            "app",
+            "registry",
+            "settings",
+            "limiter",
+            "server",
+            "on_failure",
+        ):
             raise AttributeError(name)
         return getattr(self.now(), name)
 

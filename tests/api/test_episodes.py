@@ -411,3 +411,14 @@ def test_refusals_have_an_allowance_of_the_step_budget(
     assert (state["done"], state["step_count"]) == (True, 0)
     after = client.post(f"/step/{task_id}", json=PROBE, headers=headers)
     assert after.status_code == 409 and after.json()["code"] == "EPISODE_FINISHED"
+
+
+def test_a_malformed_id_is_refused_wherever_it_is_given(client: TestClient) -> None:
+    """The body's id wins over the query's and the header's, but each one given must be
+    well-formed: an empty or malformed one is refused, not passed over, and nothing starts."""
+    for params, headers in (({"episode_id": ""}, {}), ({}, {"X-Episode-Id": "no spaces"})):
+        answer = client.post(
+            f"/reset/{TASK}", json={"episode_id": "fine"}, params=params, headers=headers
+        )
+        assert (answer.status_code, answer.json()["code"]) == (422, "INVALID_ACTION")
+    assert client.get("/state", params={"episode_id": "fine"}).status_code == 404

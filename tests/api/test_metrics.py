@@ -89,6 +89,9 @@ def test_metrics_count_websocket_sessions_and_ws_steps() -> None:
         after = samples(client)
     assert value(during, "dce_open_sessions") - value(before, "dce_open_sessions") == 1
     assert value(after, "dce_open_sessions") == value(before, "dce_open_sessions")
+    # the session's episode is held while the session is, and let go with it
+    assert value(during, "dce_open_episodes") - value(before, "dce_open_episodes") == 1
+    assert value(after, "dce_open_episodes") == value(before, "dce_open_episodes")
     ws_steps = value(after, "dce_step_seconds_count", door="ws")
     assert ws_steps - value(before, "dce_step_seconds_count", door="ws") == 1
 

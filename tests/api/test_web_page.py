@@ -243,7 +243,7 @@ def test_instances_of_a_difficulty(client: TestClient) -> None:
 
 def test_instances_refuse_what_has_none(client: TestClient) -> None:
     fixed = client.get("/tasks/easy_dedup_rename/instances")
-    assert fixed.status_code == 422 and fixed.json()["code"] == "INVALID_ACTION"
+    assert fixed.status_code == 404 and fixed.json()["code"] == "NO_INSTANCES"
     unknown = client.get("/tasks/nope/instances")
     assert unknown.status_code == 404 and unknown.json()["code"] == "UNKNOWN_TASK"
     for query in ({"difficulty": "expert"}, {"split": "dev"}, {"limit": 51}):

@@ -12,6 +12,7 @@ from fastmcp import Client
 from fastmcp.exceptions import ToolError
 
 from dataclean_env.operations.registry import alias_names
+from dataclean_env.settings import Settings
 from tests.web import LiveServer
 
 pytestmark = pytest.mark.e2e
@@ -89,3 +90,29 @@ def test_two_mcp_sessions_never_share_an_episode() -> None:
     with LiveServer() as server:
         first, second = asyncio.run(two_sessions(server.url))
     assert first != second
+
+
+def open_counts(url: str) -> tuple[float, float]:
+    """(dce_open_sessions, dce_open_episodes) from /metrics."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(f"{url}/metrics", timeout=30).text
+    found = {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples}
+    return found["dce_open_sessions"], found["dce_open_episodes"]
+
+
+async def counts_during_an_mcp_episode(url: str) -> list[tuple[float, float]]:
+    seen = [open_counts(url)]
+    async with Client(f"{url}/mcp") as client:
+        await client.list_tools()  # the session exists; its episode is not reset yet
+        seen.append(open_counts(url))
+        await client.call_tool("reset_episode", {"task_id": TASK, "seed": SEED})
+        seen.append(open_counts(url))
+    return seen
+
+
+def test_metrics_count_mcp_sessions_and_their_episodes() -> None:
+    with LiveServer(Settings(openenv_mount="eager")) as server:
+        httpx.post(f"{server.url}/reset/{TASK}", json={"episode_id": "rest-1"})
+        seen = asyncio.run(counts_during_an_mcp_episode(server.url))
+    assert seen == [(0.0, 1.0), (1.0, 1.0), (1.0, 2.0)]

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from starlette.datastructures import Headers, QueryParams
 from starlette.types import Receive, Scope, Send
 
-from dataclean_env.doors import parse_reset_options
+from dataclean_env.doors import check_episode_id, parse_reset_options
 from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError, TaskMismatch, UnknownTask
 from dataclean_env.reward_visibility import blind_view
@@ -167,8 +167,11 @@ def _query(scope: Scope, name: str) -> str | None:
 def _episode_id(scope: Scope) -> str | None:
     """The episode id of the query, else of the `X-Episode-Id` header (as
     `addressed_episode` reads them for the docs)."""
-    episode_id = _query(scope, "episode_id")
-    return episode_id if episode_id is not None else Headers(scope=scope).get("x-episode-id")
+    query, header = _query(scope, "episode_id"), Headers(scope=scope).get("x-episode-id")
+    for given in (query, header):  # each one given is well-formed, even where the body wins
+        if given is not None:
+            check_episode_id(given)
+    return query if query is not None else header
 
 
 def _lean_reset(request: Request, task_id: str | None) -> Any:

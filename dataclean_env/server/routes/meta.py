@@ -26,7 +26,7 @@ async def root(request: Request, registry: Registry) -> dict[str, Any] | Redirec
         return RedirectResponse("/web", status_code=307)
     paths = request.app.openapi()["paths"]
     endpoints = [f"{method.upper()} {path}" for path, ops in paths.items() for method in ops]
-    endpoints += [f"GET {request.app.docs_url}", "WS /ws"]  # neither is in the OpenAPI paths
+    endpoints += ["GET /docs", "GET /redoc", "WS /ws"]  # none is in the OpenAPI paths
     return {
         "name": ENV_NAME,
         "version": __version__,

@@ -26,7 +26,7 @@ from fastapi.responses import FileResponse, HTMLResponse
 
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.episode import Episode, opening_of
-from dataclean_env.errors import EpisodeFinished, InvalidAction
+from dataclean_env.errors import EpisodeFinished, NoInstances
 from dataclean_env.reward_visibility import refuse_view
 from dataclean_env.schemas import Action
 from dataclean_env.server.deps import get_registry, get_store
@@ -213,7 +213,7 @@ async def instances(
     `difficulty` when given; at most 1000 seeds are looked at)."""
     registry.spec(task_id)  # 404 for an unknown task
     if task_id not in FAMILIES:
-        raise InvalidAction(f"{task_id!r} is not a generated family; it has one instance")
+        raise NoInstances(f"{task_id!r} is not a generated family; it has one instance")
     found = []
     for seed in range(start, start + MAX_SEED_SCAN):
         level = predicted_difficulty(task_id, split, seed)
