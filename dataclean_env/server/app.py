@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 import uvicorn
 from fastapi import FastAPI
-from uvicorn.main import STARTUP_FAILURE
+from uvicorn.config import STARTUP_FAILURE
 
 from dataclean_env import ENV_NAME, __version__
 from dataclean_env.errors import EnvError

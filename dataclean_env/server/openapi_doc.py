@@ -162,7 +162,7 @@ def declare_rules(schema: dict[str, Any], task_ids: list[str]) -> None:
                 fields["operation"] = {"type": "string", **names}
                 fields["parameters"] = {"type": "object"}
                 fields["action"] = {"$ref": "#/components/schemas/Action"}
-                body["schema"].update(  # type: ignore[index]
+                body["schema"].update(
                     additionalProperties=False,
                     oneOf=[
                         {"required": ["operation"], "not": {"required": ["action"]}},
