@@ -37,7 +37,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from dataclean_env import ENV_NAME
 from dataclean_env.server.guards import guard_openenv_posts, guard_websockets
 from dataclean_env.server.http_errors import error_response
-from dataclean_env.server.rate_limit import RateLimiter
+from dataclean_env.server.rate_limit import RateLimit
 from dataclean_env.server.routes import meta
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
@@ -75,7 +75,7 @@ def is_own_path(path: str) -> bool:
 
 
 def mount_openenv(
-    app: FastAPI, registry: TaskRegistry, settings: Settings, limiter: RateLimiter
+    app: FastAPI, registry: TaskRegistry, settings: Settings, limiter: RateLimit
 ) -> Any:
     """Register OpenEnv's routes on `app` now, guarded like ours; returns the SessionServer."""
     from dataclean_env.openenv_light import skip_package_inits
@@ -88,7 +88,7 @@ def mount_openenv(
     from dataclean_env.server.sessions import SessionServer
 
     server = SessionServer(
-        partial(DataCleaningEnvironment, registry, app.state.store.issued),
+        partial(DataCleaningEnvironment, registry, app.state.store.join),
         CleaningAction,
         CleaningObservation,
         # session_timeout stays None: OpenEnv's own reaper would also end the sessions of
@@ -133,7 +133,7 @@ class OpenEnvMount:
     """Mounts OpenEnv's routes on `app` once; `server` is the HTTPEnvServer after that."""
 
     def __init__(
-        self, app: FastAPI, registry: TaskRegistry, settings: Settings, limiter: RateLimiter
+        self, app: FastAPI, registry: TaskRegistry, settings: Settings, limiter: RateLimit
     ):
         self.app, self.registry, self.settings, self.limiter = app, registry, settings, limiter
         self.server: Any = None
