@@ -53,7 +53,7 @@ def config(bind: str, servers: list[str], settings: Settings, check: bool = Fals
         f"    http-request deny deny_status 413 if {{ req.hdr_val(content-length) gt "
         f"{settings.max_body_bytes} }}",
         "    http-request set-var(txn.ep) req.hdr(x-episode-id) if { req.hdr(x-episode-id) -m found }",
-        "    http-request set-var(txn.ep) url_param(episode_id) if { url_param(episode_id) -m found }",
+        "    http-request set-var(txn.ep) url_param(episode_id),url_dec if { url_param(episode_id) -m found }",
         "    http-request set-var(txn.ep) req.body,json_query('$.episode_id') "
         "if { req.body,json_query('$.episode_id') -m found }",
         f"    http-request set-var(txn.home) var(txn.ep),crc32,mod({count}) "
