@@ -6,6 +6,7 @@ plays several clients by the X-Forwarded-For it sends; an untrusted client conne
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -293,3 +294,36 @@ def test_without_haproxy_one_process_serves_and_says_how_to_scale(tmp_path: Path
     said = (tmp_path / "err").read_text()
     assert "haproxy is not on PATH, so this server runs one process" in said
     assert "install HAProxy" in said and "deploy/haproxy.cfg" in said
+
+
+def on_process_zero(sock) -> bool:
+    """Whether a /ws socket is on process 0: joining `lb-x0` (home 0) is refused there as
+    unknown, elsewhere as misdirected."""
+    sock.send(json.dumps({"type": "reset", "data": {"episode_id": "lb-x0"}}))
+    return "lives on process" not in json.loads(sock.recv(timeout=60))["data"]["message"]
+
+
+def test_inference_plays_a_leaderboard_run_behind_the_balancer(server: str) -> None:
+    """`inference.py --leaderboard` opens its /ws on its episodes' home (process 0, where the
+    id-less POST /leaderboard/runs made them): with one more plain socket held on process 0
+    than on process 1, a plain /ws would go to process 1 and every join be misdirected."""
+    ws = server.replace("http://", "ws://")
+    with contextlib.ExitStack() as held:
+        for n in range(8):
+            sock = held.enter_context(
+                connect(f"{ws}/ws", open_timeout=60, additional_headers=as_client(20 + n))
+            )
+            if on_process_zero(sock):
+                break
+            sock.close()
+        else:
+            raise AssertionError("no plain /ws socket reached process 0")
+        command = [sys.executable, "inference.py", "--leaderboard", "team-b"]
+        command += ["--agent", "heuristic", "--env-url", server]
+        command += ["--family", "fix_types", "--episodes", "2"]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ends = [line for line in done.stdout.splitlines() if line.startswith("[END]")]
+    assert len(ends) == 2, done.stdout[-2000:]
+    assert "lives on process" not in done.stdout + done.stderr  # no join was misdirected
+    assert re.search(r"Run run-[0-9a-f]+ is complete", done.stderr), done.stderr[-2000:]
