@@ -227,6 +227,8 @@ class Leaderboard:
     def _hold_slot(self, run_id: str, client: str) -> None:
         """Count `run_id` as open for `client`, or refuse: first the client's share (so one
         client cannot fill the server), then the server's cap."""
+        # Not divided among processes: runs are made by POST /leaderboard/runs, which names
+        # no episode, so the balancer sends every one to process 0.
         share = self.settings.leaderboard_open_runs_per_client
         cap = self.settings.leaderboard_open_runs
         with self._live_lock:

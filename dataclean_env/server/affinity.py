@@ -45,6 +45,11 @@ class Place:
     def of(cls, settings: Settings) -> Place:
         return cls(settings.process_index, settings.processes)
 
+    def share(self, cap: int) -> int:
+        """This process's part of a server-wide cap, so the N parts add up to at most it
+        (a process holds its own episodes and sessions; at least 1 each)."""
+        return max(1, cap // self.processes)
+
     def owns(self, episode_id: str | None) -> bool:
         return home(episode_id, self.processes) == self.index
 

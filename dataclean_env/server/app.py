@@ -54,13 +54,14 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     )
     app.state.settings = settings
     TRANSITIONS.enabled = settings.step_memory  # one per process, as the setting is
+    place = Place.of(settings)  # caps are the whole server's: each process holds its share
     app.state.store = EpisodeStore(
         registry,
-        capacity=settings.max_episodes,
+        capacity=place.share(settings.max_episodes),
         ttl_seconds=settings.episode_ttl_seconds,
         idle_seconds=settings.episode_idle_seconds,
-        per_client=settings.episodes_per_client,
-        place=Place.of(settings),
+        per_client=place.share(settings.episodes_per_client),
+        place=place,
     )
     install_error_handlers(app)
     app.include_router(meta.router)

@@ -34,6 +34,7 @@ from dataclean_env.errors import (
     RequestTimeout,
     UnsupportedMediaType,
 )
+from dataclean_env.server.affinity import Place
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.rate_limit import RateLimit, buckets_for, client_key
 from dataclean_env.server.requests import has_invalid_text, parse_json
@@ -240,7 +241,7 @@ class WebSocketGuard:
         self.limiter = limiter
         self.origins = allowed_origins(settings)
         self.hosts = allowed_hosts(settings)
-        self.per_client = settings.sessions_per_client
+        self.per_client = Place.of(settings).share(settings.sessions_per_client)
         self.open: dict[str, int] = {}  # client -> open sockets (one event loop: no lock)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

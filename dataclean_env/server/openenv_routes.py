@@ -35,6 +35,7 @@ from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dataclean_env import ENV_NAME
+from dataclean_env.server.affinity import Place
 from dataclean_env.server.guards import guard_openenv_posts, guard_websockets
 from dataclean_env.server.http_errors import error_response
 from dataclean_env.server.rate_limit import RateLimit
@@ -94,7 +95,8 @@ def mount_openenv(
         # session_timeout stays None: OpenEnv's own reaper would also end the sessions of
         # open sockets; SessionServer expires detached ones, the /ws guard idle sockets.
         concurrency_config=ConcurrencyConfig(
-            max_concurrent_envs=settings.max_sessions, session_timeout=None
+            max_concurrent_envs=Place.of(settings).share(settings.max_sessions),
+            session_timeout=None,
         ),
         env_name=ENV_NAME,
         state_cls=CleaningState,

@@ -54,3 +54,8 @@ def test_the_store_neither_creates_nor_serves_an_episode_homed_elsewhere() -> No
         other.default("easy_dedup_rename")
     with pytest.raises(Misdirected):
         other.join("lb-x0")  # home 0: a /ws join of it belongs on process 0
+
+
+def test_each_process_holds_its_share_of_a_cap() -> None:
+    assert [Place(0, n).share(1024) for n in (1, 2, 3)] == [1024, 512, 341]
+    assert Place(0, 4).share(2) == 1  # never none
