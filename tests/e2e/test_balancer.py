@@ -327,3 +327,14 @@ def test_inference_plays_a_leaderboard_run_behind_the_balancer(server: str) -> N
     assert len(ends) == 2, done.stdout[-2000:]
     assert "lives on process" not in done.stdout + done.stderr  # no join was misdirected
     assert re.search(r"Run run-[0-9a-f]+ is complete", done.stderr), done.stderr[-2000:]
+
+
+def test_a_percent_encoded_query_id_reaches_its_home(server: str) -> None:
+    """Clients percent-encode ids in a query (httpx writes ':' as %3A): HAProxy decodes the
+    value before hashing, as the app does, so the call is served, not misdirected."""
+    plain = next(
+        i for i in (f"q:{n}" for n in range(100)) if home(i, 2) != home(i.replace(":", "%3A"), 2)
+    )
+    answer = reset(server, "203.0.113.61", b"{}", f"?episode_id={plain.replace(':', '%3A')}")
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["observation"]["episode_id"] == plain
