@@ -44,7 +44,6 @@ def config(bind: str, servers: list[str], settings: Settings, check: bool = Fals
         "    timeout client 120s",
         "    timeout server 120s",
         "    timeout tunnel 1h            # open /ws sessions (the server closes idle ones)",
-        "    option http-buffer-request   # the body is read before routing: it may hold the id",
         "    option forwardfor            # X-Forwarded-For: the processes see the client",
         "",
         "frontend dataclean",
@@ -52,6 +51,8 @@ def config(bind: str, servers: list[str], settings: Settings, check: bool = Fals
         f"    maxconn {MAX_CONNECTIONS}",
         f"    http-request deny deny_status 413 if {{ req.hdr_val(content-length) gt "
         f"{settings.max_body_bytes} }}",
+        # The body is read before routing (it may hold the id), after the size check.
+        f"    http-request wait-for-body time {settings.body_seconds:g}s",
         "    http-request set-var(txn.ep) req.hdr(x-episode-id) if { req.hdr(x-episode-id) -m found }",
         "    http-request set-var(txn.ep) url_param(episode_id),url_dec if { url_param(episode_id) -m found }",
         "    http-request set-var(txn.ep) req.body,json_query('$.episode_id') "
