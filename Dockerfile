@@ -6,6 +6,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     UV_COMPILE_BYTECODE=1 \
     UV_LINK_MODE=copy
 
+# HAProxy (Debian's) balances the server's processes (`server --workers N`, DCE_WORKERS).
+RUN apt-get update && apt-get install -y --no-install-recommends haproxy \
+    && rm -rf /var/lib/apt/lists/*
 RUN pip install --no-cache-dir uv==0.13.9 \
     && useradd --create-home --uid 1000 app \
     && mkdir /app && chown app:app /app
@@ -30,4 +33,7 @@ ENV DCE_FORWARDED_ALLOW_IPS="10.0.0.0/8,172.16.0.0/12,192.168.0.0/16"
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD ["/app/.venv/bin/python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:7860/health', timeout=4)"]
 
+# Two server processes behind HAProxy under one supervisor (dataclean_env/server/workers.py):
+# if any of them dies the container exits; DCE_WORKERS=1 serves one process, no balancer.
+ENV DCE_WORKERS=2
 CMD ["/app/.venv/bin/server", "--host", "0.0.0.0", "--port", "7860"]

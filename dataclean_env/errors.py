@@ -122,6 +122,15 @@ class ClientQuotaReached(EnvError):
     retry_after = 30  # seconds; sent as Retry-After (a /ws error frame says it in words)
 
 
+class Misdirected(EnvError):
+    """The call names an episode whose home is another of the server's processes (the
+    balancer routes by the same rule, so a client sees this only when the balancer and the
+    server read the call differently): it is neither created nor served here."""
+
+    code = "MISDIRECTED"
+    status = 421
+
+
 class BodyTooLarge(EnvError):
     code = "BODY_TOO_LARGE"
     status = 413

@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -61,9 +61,20 @@ class Settings(BaseSettings):
     # start-up, so /health answers in about the time pandas takes to import), "lazy" (on the
     # first request that needs them) or "eager" (before start-up completes).
     openenv_mount: Literal["background", "lazy", "eager"] = "background"
-    # Worker processes for `server` (see server/workers.py); each holds its own episodes and
-    # an affinity front sends every call to the one that holds the episode it names.
+    # Server processes for `server` (see server/workers.py): N > 1 runs N processes behind
+    # HAProxy (which must be on PATH), each holding its own episodes; HAProxy sends every
+    # call to the process that is its episode's home (server/affinity.py).
     workers: int = Field(default=1, ge=1, le=64)
+    # This process's place among the processes that share the episodes (set by the
+    # supervisor of `--workers`, or by hand for replicas on several machines, see deploy/):
+    # its index and their number. A call for an episode whose home is another process is
+    # answered 421 MISDIRECTED, so no episode id can live on two processes.
+    process_index: int = Field(default=0, ge=0)
+    processes: int = Field(default=1, ge=1, le=64)
+    # The SQLite file in which the processes count their rate limits together (set by the
+    # supervisor of `--workers`; empty: counted in this process's memory). Touched only by
+    # the calls a limit counts (resets, session opens, leaderboard runs and submissions).
+    limits_db: str = ""
     # One JSON line per request (and per /ws step) on stderr: episode, operation, status, ms.
     log_json: bool = False
     # uvicorn's access log line per request (one process; `--workers` never writes it): a
@@ -133,6 +144,15 @@ class Settings(BaseSettings):
     # Unfinished runs one client may hold at once, so no client can fill the server's cap.
     leaderboard_open_runs_per_client: int = Field(default=2, ge=1)
     leaderboard_episode_seconds: float = 1800.0  # wall-clock limit of one episode
+
+    @model_validator(mode="after")
+    def _index_in_range(self) -> Settings:
+        if self.process_index >= self.processes:
+            raise ValueError(
+                f"DCE_PROCESS_INDEX ({self.process_index}) must be below DCE_PROCESSES "
+                f"({self.processes})"
+            )
+        return self
 
     @field_validator("forwarded_allow_ips")
     @classmethod

@@ -230,9 +230,17 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
 def measured_load(server: Server, clients: int, steps: int) -> dict:
     """`load`'s summary, plus CPU milliseconds per request of the server's main process
-    (the front, under `--workers`), its workers, and this process (the load generator)."""
+    (with HAProxy's under `--workers`), its server processes, and this process (the load
+    generator)."""
     before, mine = server.cpu_by_role(), time.process_time()
     result = load(server.url, clients, steps, PLANS).summary()
     after, mine = server.cpu_by_role(), time.process_time() - mine
@@ -279,14 +287,20 @@ class Server:
         raise RuntimeError(f"{argv} did not answer /health")
 
     def cpu_by_role(self) -> dict[str, float]:
-        """CPU seconds (user + system) so far of this server's process and of its child
-        processes (the workers of `--workers N`), from /proc; empty where there is none."""
+        """CPU seconds (user + system) so far of this server's process with HAProxy ("main":
+        the balancer under `--workers N`) and of its server processes ("children"), from
+        /proc; empty where there is none."""
         own = cpu_seconds(self.process.pid)
         if own is None:
             return {}
         children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
         kids = [int(p) for p in children.read_text().split()] if children.exists() else []
-        return {"main": own, "children": sum(cpu_seconds(k) or 0.0 for k in kids)}
+        balancer = [k for k in kids if _command(k) == "haproxy"]
+        servers = [k for k in kids if k not in balancer]
+        return {
+            "main": own + sum(cpu_seconds(k) or 0.0 for k in balancer),
+            "children": sum(cpu_seconds(k) or 0.0 for k in servers),
+        }
 
     def stop(self) -> None:
         self.process.terminate()
@@ -570,7 +584,8 @@ def cpu_split(throughput: dict[str, dict[int, dict]], clients: int) -> list[str]
         "",
         f"### Where the CPU goes at {clients} clients (CPU ms per request, /proc)",
         "",
-        "| set-up | front | workers (or the one process) | load generator | ceiling on "
+        "| set-up | balancer (HAProxy + supervisor) | server processes (or the one) | "
+        "load generator | ceiling on "
         f"{cores} cores, requests/s |",
         "|---|---|---|---|---|",
         f"| 1 process | none | {single:.3f} | {one['loadgen']:.3f} | {single_ceiling:.0f} |",
@@ -578,7 +593,7 @@ def cpu_split(throughput: dict[str, dict[int, dict]], clients: int) -> list[str]
         f"{pair_ceiling:.0f} |",
         "",
         f"The ceiling is what these CPU costs allow if nothing else ran: one process on one "
-        f"core, two workers on at most {cores} cores shared with the front and the load "
+        f"core, two server processes on at most {cores} cores shared with HAProxy and the load "
         f"generator. Their ratio, **{pair_ceiling / single_ceiling:.2f}x**, bounds what "
         "`--workers 2` can gain over one process on this machine.",
     ]

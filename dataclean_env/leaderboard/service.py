@@ -41,13 +41,13 @@ from dataclean_env.errors import (
 )
 from dataclean_env.generation import instance_hash, secret_seed
 from dataclean_env.leaderboard import board
-from dataclean_env.leaderboard.limits import RateLimit
 from dataclean_env.leaderboard.ranked import RankedEpisode
 from dataclean_env.leaderboard.versions import (
     GENERATOR_VERSION,
     GRADER_VERSION,
     SERVER_VERSION,
 )
+from dataclean_env.server.rate_limit import RateLimit, buckets_for
 from dataclean_env.settings import Settings
 from dataclean_env.tasks.generated import FAMILIES, secret_task
 
@@ -82,8 +82,11 @@ class Leaderboard:
     def __init__(self, settings: Settings, store: EpisodeStore):
         self.settings = settings
         self.store = store
-        self.run_limit = RateLimit("runs", settings.leaderboard_runs_per_hour)
-        self.submit_limit = RateLimit("submissions", settings.leaderboard_submissions_per_hour)
+        buckets = buckets_for(settings.limits_db)  # shared by the server's processes
+        self.run_limit = RateLimit.per_hour("runs", settings.leaderboard_runs_per_hour, buckets)
+        self.submit_limit = RateLimit.per_hour(
+            "submissions", settings.leaderboard_submissions_per_hour, buckets
+        )
         self._engine: Engine | None = None
         self.holder_id = random_source.token_hex(8)  # this process, in the holders table
         self._secret: bytes | None = None
@@ -224,6 +227,8 @@ class Leaderboard:
     def _hold_slot(self, run_id: str, client: str) -> None:
         """Count `run_id` as open for `client`, or refuse: first the client's share (so one
         client cannot fill the server), then the server's cap."""
+        # Not divided among processes: runs are made by POST /leaderboard/runs, which names
+        # no episode, so the balancer sends every one to process 0.
         share = self.settings.leaderboard_open_runs_per_client
         cap = self.settings.leaderboard_open_runs
         with self._live_lock:
@@ -276,7 +281,8 @@ class Leaderboard:
                 task.spec.difficulty,
                 instance_hash(secret_seed(self.secret, family, index)),
             )
-            episode_id = "lb-" + random_source.token_hex(16)
+            # Drawn until its home is this process, where it is issued (server/affinity).
+            episode_id = self.store.place.mint(lambda: "lb-" + random_source.token_hex(16))
             episode = RankedEpisode(episode_id, task, deadline, self._on_end)
             row = {
                 "episode_id": episode_id,

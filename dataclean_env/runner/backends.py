@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
+from urllib.parse import urlencode
 
 from pydantic import ValidationError
 
@@ -95,14 +96,15 @@ class RemoteBackend:
     """A server's /ws endpoint (each connection is one episode; a reset starts the next).
     The server is asked for absolute rewards, so the score is what the loop reads."""
 
-    def __init__(self, base_url: str, message_timeout_s: float = 60.0):
+    def __init__(self, base_url: str, message_timeout_s: float = 60.0, home_of: str | None = None):
         # Imported here: openenv's client package pulls in gradio (~10 s), which in-process
         # runs should not pay for.
         from dataclean_env.client import DataCleaningClient
 
-        self._client = DataCleaningClient(
-            base_url=base_url, message_timeout_s=message_timeout_s
-        ).sync()
+        client = DataCleaningClient(base_url=base_url, message_timeout_s=message_timeout_s)
+        if home_of is not None:  # behind the balancer, the socket opens on that episode's home
+            client._ws_url = f"{client._ws_url}?{urlencode({'episode_id': home_of})}"
+        self._client = client.sync()
         self._client.connect()
         self._last: Step | None = None
 

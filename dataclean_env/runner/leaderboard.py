@@ -37,7 +37,9 @@ class JoinedEpisodes(RemoteBackend):
     """/ws episodes the server issued: `reset(key)` joins the episode id the key stands for."""
 
     def __init__(self, base_url: str, episode_ids: dict[EpisodeKey, str]):
-        super().__init__(base_url)
+        # A run's episodes are issued by one process, so they share one home: the socket
+        # names the first and reaches it behind the balancer (`/ws?episode_id=`).
+        super().__init__(base_url, home_of=next(iter(episode_ids.values()), None))
         self.episode_ids = episode_ids
 
     def reset(self, key: EpisodeKey) -> Step:

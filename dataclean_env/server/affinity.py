@@ -1,61 +1,71 @@
-"""Which process (or replica) an HTTP call belongs to: one rule for the front proxy of
-`server --workers N` and for the HAProxy configuration of several replicas.
+"""Which of the server's processes is an episode's home: the app's side of the one rule
+that the balancer (HAProxy, `balancer.config`) applies too.
 
-An episode lives in the one process that created it, so every call that names an episode
-must reach that process. The routing key is the episode id a call carries (JSON body field
-`episode_id`, else the `episode_id` query parameter, else the `X-Episode-Id` header: the
-precedence the routes apply). Calls without an id use a task's default episode, and default
-episodes all live on the first process, so they get the key `DEFAULT_KEY`; so do the ids the
-server issues there (default episodes' `dce:...`, see `episode_store`; the leaderboard's
-`lb-...`), which a client sends back. Any other id is hashed: the same id always reaches the same process.
-/ws sessions need no key: a WebSocket connection stays on the process it was opened on.
+The home of an episode id is `crc32(id) mod N` over its UTF-8 bytes (HAProxy's `crc32`
+converter is zlib's CRC-32); a call that names no episode uses a task's default episode,
+whose home is process 0. HAProxy reads the id from the body's `episode_id`, else the
+`episode_id` query parameter, else the X-Episode-Id header (the routes' precedence), and
+sends the call to its home. The app does not trust that reading: every call that creates or
+serves an episode checks the id the app itself read (`Place.check`), and a process that is
+not its home answers 421 MISDIRECTED. So however a client spells an id (a JSON escape,
+`%5F` in a query key, a key given twice) HAProxy and the app cannot put one id on two
+processes: a wrong reading costs a 421, never a second episode.
+
+Ids the server makes (`dce:` ids of default episodes, the leaderboard's `lb-` ids) are
+drawn until their home is the process that makes them (`Place.mint`: N draws on average).
 """
 
 from __future__ import annotations
 
-import json
-import re
 import zlib
-from urllib.parse import parse_qs
+from collections.abc import Callable
+from dataclasses import dataclass
 
-DEFAULT_KEY = ""
-# Ids made by the process that serves calls without an id (the first), so they live there:
-# the server-issued ids of default episodes (`dce:` + 22 url-safe characters, see
-# `doors.new_episode_id`), the leaderboard's issued episodes (`lb-` + 32 hex digits, made by
-# POST /leaderboard/runs, which names no episode), and the earlier default-id form (a task
-# id without '-', then '-' and 12 hex digits; a UUID, with its four '-', does not match).
-DEFAULT_EPISODE_ID = re.compile(
-    r"dce:[A-Za-z0-9_-]{22}|lb-[0-9a-f]{32}|[A-Za-z0-9_.]+-[0-9a-f]{12}"
-)
-HEADER = b"x-episode-id"
+from dataclean_env.errors import Misdirected
+from dataclean_env.settings import Settings
+
+DEFAULT_HOME = 0  # the process of calls that name no episode (tasks' default episodes)
 
 
-def episode_id_of(query: bytes, headers: dict[bytes, bytes], body: bytes) -> str | None:
-    """The episode id a call names, with the routes' precedence: body, query, header."""
-    if body and b"episode_id" in body:
-        try:
-            data = json.loads(body)
-        except ValueError:
-            data = None
-        if isinstance(data, dict) and isinstance(data.get("episode_id"), str):
-            episode_id: str = data["episode_id"]
-            return episode_id
-    if query and b"episode_id" in query:
-        values = parse_qs(query.decode("latin-1")).get("episode_id")
-        if values:
-            return values[0]
-    header = headers.get(HEADER)
-    return header.decode("latin-1") if header is not None else None
+def home(episode_id: str | None, processes: int) -> int:
+    """The index of the process that holds `episode_id` (None: a default episode)."""
+    if episode_id is None:
+        return DEFAULT_HOME
+    return zlib.crc32(episode_id.encode("utf-8")) % processes
 
 
-def routing_key(episode_id: str | None) -> str:
-    if episode_id is None or DEFAULT_EPISODE_ID.fullmatch(episode_id):
-        return DEFAULT_KEY
-    return episode_id
+@dataclass(frozen=True)
+class Place:
+    """This process's index among `processes` processes (DCE_PROCESS_INDEX, DCE_PROCESSES)."""
 
+    index: int = 0
+    processes: int = 1
 
-def worker_for(key: str, workers: int) -> int:
-    """The worker index of a routing key: 0 for default episodes, else a stable hash."""
-    if key == DEFAULT_KEY:
-        return 0
-    return zlib.crc32(key.encode("utf-8")) % workers
+    @classmethod
+    def of(cls, settings: Settings) -> Place:
+        return cls(settings.process_index, settings.processes)
+
+    def share(self, cap: int) -> int:
+        """This process's part of a server-wide cap, so the N parts add up to at most it
+        (a process holds its own episodes and sessions; at least 1 each)."""
+        return max(1, cap // self.processes)
+
+    def owns(self, episode_id: str | None) -> bool:
+        return home(episode_id, self.processes) == self.index
+
+    def check(self, episode_id: str | None) -> None:
+        """Raise Misdirected unless this process is the home of `episode_id`."""
+        if not self.owns(episode_id):
+            where = "a named episode" if episode_id is not None else "a task's default episode"
+            raise Misdirected(
+                f"{where} lives on process {home(episode_id, self.processes)} of "
+                f"{self.processes}, not on this one ({self.index}): send the call through the "
+                "server's balancer, with the episode id in the body's 'episode_id', the "
+                "'episode_id' query parameter or the X-Episode-Id header, spelt plainly"
+            )
+
+    def mint(self, draw: Callable[[], str]) -> str:
+        """A fresh id from `draw` whose home is this process."""
+        while not self.owns(episode_id := draw()):
+            pass
+        return episode_id

@@ -21,15 +21,15 @@ from uvicorn.config import STARTUP_FAILURE
 from dataclean_env import ENV_NAME, __version__
 from dataclean_env.errors import EnvError
 from dataclean_env.leaderboard.service import Leaderboard
+from dataclean_env.server.affinity import Place
 from dataclean_env.server.episode_store import EpisodeStore
-from dataclean_env.server.guards import install_guards
+from dataclean_env.server.guards import creation_limit, install_guards
 from dataclean_env.server.head import HeadAsGet
 from dataclean_env.server.http_errors import install_error_handlers
 from dataclean_env.server.mcp_gateway import McpGateway, McpTransport
 from dataclean_env.server.metrics import ObservabilityMiddleware, metrics_endpoint
 from dataclean_env.server.openapi_doc import install_openapi
 from dataclean_env.server.openenv_routes import LazyOpenEnvMiddleware, MountFailed, OpenEnvMount
-from dataclean_env.server.rate_limit import RateLimiter
 from dataclean_env.server.routes import docs, episodes, leaderboard, meta, schema, web
 from dataclean_env.server.serving import uvicorn_options
 from dataclean_env.settings import Settings, get_settings
@@ -62,12 +62,14 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     )
     app.state.settings = settings
     TRANSITIONS.enabled = settings.step_memory  # one per process, as the setting is
+    place = Place.of(settings)  # caps are the whole server's: each process holds its share
     app.state.store = EpisodeStore(
         registry,
-        capacity=settings.max_episodes,
+        capacity=place.share(settings.max_episodes),
         ttl_seconds=settings.episode_ttl_seconds,
         idle_seconds=settings.episode_idle_seconds,
-        per_client=settings.episodes_per_client,
+        per_client=place.share(settings.episodes_per_client),
+        place=place,
     )
     install_error_handlers(app)
     app.include_router(meta.router)
@@ -82,9 +84,7 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     app.add_middleware(HeadAsGet)  # innermost: the guards and the metrics see HEAD
     # OpenEnv's server takes seconds to import: mounted after start-up (see openenv_routes),
     # behind the guards (which run before the mount waits) and with the same rate limiter.
-    app.state.limiter = limiter = RateLimiter(
-        settings.creation_rate_per_second, settings.creation_burst
-    )
+    app.state.limiter = limiter = creation_limit(settings)
     app.state.openenv = mount = OpenEnvMount(app, registry, settings, limiter)
     # MCP clients' transport (FastMCP's) on /mcp, behind every guard and the mount's wait.
     app.state.mcp = McpGateway(mount, limiter)
@@ -156,14 +156,15 @@ def main() -> None:
         "--workers",
         type=int,
         default=settings.workers,
-        help="worker processes behind an episode-affine front (default: 1, no front)",
+        help="server processes behind HAProxy, routed by episode (default: 1, no balancer)",
     )
     args = parser.parse_args()
     if args.workers > 1:
         from dataclean_env.server import workers
 
-        workers.serve(args.host, args.port, args.workers)
-        return
+        if workers.balancer_available():
+            raise SystemExit(workers.serve(args.host, args.port, args.workers))
+        print(workers.NO_BALANCER.format(count=args.workers), file=sys.stderr)
     try:
         app = create_app(settings)
     except MountFailed as failed:  # DCE_OPENENV_MOUNT=eager: nothing has been served yet

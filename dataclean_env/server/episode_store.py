@@ -22,6 +22,10 @@ way whether the id is absent or belongs to another task, so answers reveal nothi
 Issued episodes (the leaderboard's) are made by the server, not by a reset: `issue` adds
 one under its server-chosen id, a reset naming that id joins it instead of replacing it
 (one attempt per instance), and only `withdraw` removes it (their owner bounds them).
+
+Processes: the store holds only episodes whose home is its process (`affinity`): a reset,
+lookup or join of an id homed elsewhere raises Misdirected (421) before anything is made,
+and the ids it issues are drawn until their home is this process.
 """
 
 from __future__ import annotations
@@ -31,9 +35,16 @@ import threading
 import time
 from collections.abc import Callable
 
-from dataclean_env.doors import check_client_id, check_episode_id, start_episode
+from dataclean_env.doors import (
+    LEADERBOARD_PREFIX,
+    check_client_id,
+    check_episode_id,
+    new_episode_id,
+    start_episode,
+)
 from dataclean_env.episode import Episode
 from dataclean_env.errors import ClientQuotaReached, StoreFull, UnknownEpisode
+from dataclean_env.server.affinity import Place
 from dataclean_env.tasks import TaskRegistry
 
 
@@ -54,8 +65,10 @@ class EpisodeStore:
         clock: Callable[[], float] = time.monotonic,
         idle_seconds: float | None = None,
         per_client: int | None = None,
+        place: Place | None = None,
     ):
         self.registry = registry
+        self.place = place or Place()
         self.capacity = capacity
         self.ttl = ttl_seconds
         self.idle = ttl_seconds if idle_seconds is None else min(idle_seconds, ttl_seconds)
@@ -90,12 +103,16 @@ class EpisodeStore:
         Without an id it gets a server-issued one and becomes the task's default episode. An
         issued episode's id joins that episode as it stands (one attempt per leaderboard
         instance)."""
+        if episode_id is not None:
+            check_episode_id(episode_id)
+        self.place.check(episode_id)
         if episode_id is not None and (issued := self.issued(episode_id)) is not None:
             return issued
         if episode_id is not None:
             check_client_id(episode_id)
         # Outside the lock: building a task may take a moment.
-        episode = start_episode(self.registry, task_id, seed, split, episode_id)
+        name = self.place.mint(new_episode_id) if episode_id is None else episode_id
+        episode = start_episode(self.registry, task_id, seed, split, name)
         episode.blind = blind
         with self._lock:
             now = episode.last_used = self.clock()
@@ -121,6 +138,7 @@ class EpisodeStore:
     def get(self, episode_id: str, task_id: str | None = None) -> Episode:
         """The episode with this id (of `task_id`, when given); UnknownEpisode otherwise."""
         check_episode_id(episode_id)  # bounded before any lookup or echo
+        self.place.check(episode_id)
         now = self.clock()
         with self._lock:
             # Issued episodes never idle-expire: their owner (the leaderboard) bounds them.
@@ -141,6 +159,7 @@ class EpisodeStore:
 
     def default(self, task_id: str) -> Episode:
         """The task's default episode, started on first use."""
+        self.place.check(None)
         with self._lock:
             episode = self._defaults.get(task_id)
         return episode if episode is not None else self.reset(task_id)
@@ -153,6 +172,13 @@ class EpisodeStore:
     def issued(self, episode_id: str) -> Episode | None:
         with self._lock:
             return self._issued.get(episode_id)
+
+    def join(self, episode_id: str) -> Episode | None:
+        """The issued episode a /ws reset names; Misdirected for a leaderboard id homed on
+        another process (the socket must be opened there: `/ws?episode_id=...`)."""
+        if episode_id.startswith(LEADERBOARD_PREFIX):
+            self.place.check(episode_id)
+        return self.issued(episode_id)
 
     def withdraw(self, episode_id: str) -> None:
         with self._lock:

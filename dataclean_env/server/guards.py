@@ -34,8 +34,9 @@ from dataclean_env.errors import (
     RequestTimeout,
     UnsupportedMediaType,
 )
+from dataclean_env.server.affinity import Place
 from dataclean_env.server.http_errors import env_error_response
-from dataclean_env.server.rate_limit import RateLimiter, client_key
+from dataclean_env.server.rate_limit import RateLimit, buckets_for, client_key
 from dataclean_env.server.requests import has_invalid_text, parse_json
 from dataclean_env.settings import Settings
 
@@ -166,7 +167,7 @@ class HttpGuard:
 # ── OpenEnv's HTTP routes ──────────────────────────────────────────────────
 
 
-def guard_openenv_posts(routes: list[Any], ours: set[int], limiter: RateLimiter) -> None:
+def guard_openenv_posts(routes: list[Any], ours: set[int], limiter: RateLimit) -> None:
     """Wrap OpenEnv's POST routes (those whose id is not in `ours`) with the text and rate
     checks."""
     for route in routes:
@@ -174,7 +175,7 @@ def guard_openenv_posts(routes: list[Any], ours: set[int], limiter: RateLimiter)
             route.app = _openenv_post(route.app, limiter)
 
 
-def _openenv_post(app: ASGIApp, limiter: RateLimiter) -> ASGIApp:
+def _openenv_post(app: ASGIApp, limiter: RateLimit) -> ASGIApp:
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         body = await _whole_body(receive)
         try:
@@ -234,13 +235,13 @@ def frame_problem(message: Message) -> str | None:
 
 
 class WebSocketGuard:
-    def __init__(self, app: ASGIApp, settings: Settings, limiter: RateLimiter):
+    def __init__(self, app: ASGIApp, settings: Settings, limiter: RateLimit):
         self.app = app
         self.idle_seconds = settings.ws_idle_seconds
         self.limiter = limiter
         self.origins = allowed_origins(settings)
         self.hosts = allowed_hosts(settings)
-        self.per_client = settings.sessions_per_client
+        self.per_client = Place.of(settings).share(settings.sessions_per_client)
         self.open: dict[str, int] = {}  # client -> open sockets (one event loop: no lock)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -309,13 +310,13 @@ class WebSocketGuard:
         await send({"type": "websocket.close", "code": 1013 if retry else 1008})
 
 
-def guard_websockets(routes: list[Any], settings: Settings, limiter: RateLimiter) -> None:
+def guard_websockets(routes: list[Any], settings: Settings, limiter: RateLimit) -> None:
     for route in routes:
         if isinstance(route, WebSocketRoute) and route.path == "/ws":
             route.app = WebSocketGuard(route.app, settings, limiter)
 
 
-def install_guards(app: Any, settings: Settings, limiter: RateLimiter | None = None) -> RateLimiter:
+def install_guards(app: Any, settings: Settings, limiter: RateLimit | None = None) -> RateLimit:
     """The HTTP guard (and CORS, when origins are allowed) on `app`; returns the rate
     limiter that the reset route and OpenEnv's routes share (`limiter`, or a new one)."""
     if allowed_origins(settings):
@@ -329,4 +330,15 @@ def install_guards(app: Any, settings: Settings, limiter: RateLimiter | None = N
             expose_headers=["Retry-After"],
         )
     app.add_middleware(HttpGuard, settings=settings)  # before the lazy mount and routes
-    return limiter or RateLimiter(settings.creation_rate_per_second, settings.creation_burst)
+    return limiter or creation_limit(settings)
+
+
+def creation_limit(settings: Settings) -> RateLimit:
+    """The limit on resets and session creations, one bucket per client for all of them
+    (shared by the server's processes when DCE_LIMITS_DB names their file)."""
+    return RateLimit(
+        "creations",
+        settings.creation_burst,
+        settings.creation_rate_per_second,
+        buckets_for(settings.limits_db),
+    )

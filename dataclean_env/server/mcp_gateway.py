@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dataclean_env.errors import EnvError
 from dataclean_env.server.http_errors import env_error_response
-from dataclean_env.server.rate_limit import RateLimiter, client_key
+from dataclean_env.server.rate_limit import RateLimit, client_key
 
 MCP_PATH = "/mcp"
 
@@ -54,7 +54,7 @@ class McpGateway:
     The app needs its lifespan (the session manager's task group) running: it runs in a task
     of its own from the first MCP request until `aclose` at shutdown."""
 
-    def __init__(self, mount: Any, limiter: RateLimiter):
+    def __init__(self, mount: Any, limiter: RateLimit):
         self.mount, self.limiter = mount, limiter
         self._http_app: Any = None
         self._started: asyncio.Event | None = None

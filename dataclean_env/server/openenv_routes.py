@@ -37,9 +37,10 @@ from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dataclean_env import ENV_NAME
+from dataclean_env.server.affinity import Place
 from dataclean_env.server.guards import guard_openenv_posts, guard_websockets
 from dataclean_env.server.http_errors import error_response
-from dataclean_env.server.rate_limit import RateLimiter
+from dataclean_env.server.rate_limit import RateLimit
 from dataclean_env.server.routes import meta
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
@@ -76,7 +77,7 @@ def is_own_path(path: str) -> bool:
 
 
 def mount_openenv(
-    app: FastAPI, registry: TaskRegistry, settings: Settings, limiter: RateLimiter
+    app: FastAPI, registry: TaskRegistry, settings: Settings, limiter: RateLimit
 ) -> Any:
     """Register OpenEnv's routes on `app` now, guarded like ours; returns the SessionServer."""
     from dataclean_env.openenv_light import skip_package_inits
@@ -89,13 +90,14 @@ def mount_openenv(
     from dataclean_env.server.sessions import SessionServer
 
     server = SessionServer(
-        partial(DataCleaningEnvironment, registry, app.state.store.issued),
+        partial(DataCleaningEnvironment, registry, app.state.store.join),
         CleaningAction,
         CleaningObservation,
         # session_timeout stays None: OpenEnv's own reaper would also end the sessions of
         # open sockets; SessionServer expires detached ones, the /ws guard idle sockets.
         concurrency_config=ConcurrencyConfig(
-            max_concurrent_envs=settings.max_sessions, session_timeout=None
+            max_concurrent_envs=Place.of(settings).share(settings.max_sessions),
+            session_timeout=None,
         ),
         env_name=ENV_NAME,
         state_cls=CleaningState,
@@ -138,7 +140,7 @@ class OpenEnvMount:
     """Mounts OpenEnv's routes on `app` once; `server` is the HTTPEnvServer after that."""
 
     def __init__(
-        self, app: FastAPI, registry: TaskRegistry, settings: Settings, limiter: RateLimiter
+        self, app: FastAPI, registry: TaskRegistry, settings: Settings, limiter: RateLimit
     ):
         self.app, self.registry, self.settings, self.limiter = app, registry, settings, limiter
         self.server: Any = None

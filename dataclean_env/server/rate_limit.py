@@ -1,9 +1,20 @@
-"""A token bucket per client address, for the things that cost the server memory to create:
-episodes (REST resets) and OpenEnv sessions (/mcp session create, /ws connects)."""
+"""The one rate limiter: a token bucket per client address, for what costs the server to
+create or keep (episodes by REST resets, OpenEnv sessions, leaderboard runs, self-reported
+submissions).
+
+A bucket holds at most `burst` tokens and refills at `per_second`; each counted call spends
+one, and a call that finds less than one is refused (RateLimited: 429, Retry-After) and
+spends nothing. "N per hour" is a burst of N refilling at N per hour.
+
+The buckets live in this process's memory, or, when the server runs several processes
+(`server --workers N`), in a SQLite file they share (DCE_LIMITS_DB), so a limit holds for the
+whole server, not once per process. Only counted calls touch it (never a step).
+"""
 
 from __future__ import annotations
 
 import math
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -11,39 +22,131 @@ from typing import Any
 
 from dataclean_env.errors import RateLimited
 
-MAX_CLIENTS = 10_000  # buckets kept; full ones are forgotten first when there are more
+MAX_CLIENTS = 10_000  # buckets kept; refilled ones are forgotten first when there are more
+HOUR = 3600.0
+Row = tuple[float, float]  # (tokens, at)
+# A bucket's row (None: unseen) -> its new row and the seconds to wait (0: a token spent).
+Change = Callable[[Row | None], tuple[Row, int]]
 
 
-class RateLimiter:
-    def __init__(self, per_second: float, burst: int, clock: Callable[[], float] = time.monotonic):
-        self.per_second = per_second
-        self.burst = burst
-        self.clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}  # client -> (tokens, at)
+class Buckets:
+    """Buckets in memory: name -> client -> (tokens, at)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[str, str], Row] = {}
         self._lock = threading.Lock()
 
-    def take(self, client: str, what: str) -> None:
-        """Spend one token of `client`'s bucket, or raise RateLimited (429, Retry-After)."""
-        now = self.clock()
+    def update(self, name: str, client: str, change: Change) -> int:
+        """Apply `change` to the bucket atomically; its wait."""
         with self._lock:
-            tokens, at = self._buckets.get(client, (float(self.burst), now))
-            tokens = min(float(self.burst), tokens + (now - at) * self.per_second)
+            row, result = change(self._rows.get((name, client)))
+            self._rows[(name, client)] = row
+            return result
+
+    def forget(self, before: Callable[[str], float]) -> None:
+        with self._lock:
+            if len(self._rows) > MAX_CLIENTS:
+                for key in [k for k, (_, at) in self._rows.items() if at < before(k[0])]:
+                    del self._rows[key]
+
+
+class SharedBuckets(Buckets):
+    """Buckets in a SQLite file that several processes open; each update is one IMMEDIATE
+    transaction, so two processes never spend the same token."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self._db = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS buckets (name TEXT, client TEXT, tokens REAL, at REAL,"
+            " PRIMARY KEY (name, client))"
+        )
+        self._updates = 0
+
+    def update(self, name: str, client: str, change: Change) -> int:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                found = self._db.execute(
+                    "SELECT tokens, at FROM buckets WHERE name = ? AND client = ?", (name, client)
+                ).fetchone()
+                row, result = change((found[0], found[1]) if found else None)
+                self._db.execute(
+                    "INSERT OR REPLACE INTO buckets VALUES (?, ?, ?, ?)", (name, client, *row)
+                )
+            finally:
+                self._db.execute("COMMIT")
+            self._updates += 1
+            return result
+
+    def forget(self, before: Callable[[str], float]) -> None:
+        if self._updates % 1024:
+            return
+        with self._lock:
+            for (name,) in self._db.execute("SELECT DISTINCT name FROM buckets").fetchall():
+                self._db.execute(
+                    "DELETE FROM buckets WHERE name = ? AND at < ?", (name, before(name))
+                )
+
+
+def buckets_for(path: str) -> Buckets:
+    """The shared buckets of file `path`, or this process's own when `path` is empty."""
+    return SharedBuckets(path) if path else Buckets()
+
+
+class RateLimit:
+    def __init__(
+        self,
+        name: str,
+        burst: int,
+        per_second: float,
+        buckets: Buckets | None = None,
+        clock: Callable[[], float] = time.time,  # wall time: the same in every process
+    ):
+        self.name, self.burst, self.per_second = name, burst, per_second
+        self.buckets = buckets or Buckets()
+        self.clock = clock
+
+    @classmethod
+    def per_hour(
+        cls, name: str, count: int, buckets: Buckets | None = None, **kw: Any
+    ) -> RateLimit:
+        return cls(name, count, count / HOUR, buckets, **kw)
+
+    def _refill(self) -> str:
+        if self.per_second * HOUR < 100:
+            return f"{self.per_second * HOUR:g} per hour"
+        return f"{self.per_second:g} per second"
+
+    def take(self, client: str, what: str | None = None) -> None:
+        """Spend one token of `client`'s bucket, or raise RateLimited (spending nothing)."""
+        now = self.clock()
+
+        def change(row: Row | None) -> tuple[Row, int]:
+            tokens, at = row if row is not None else (float(self.burst), now)
+            tokens = min(float(self.burst), tokens + max(0.0, now - at) * self.per_second)
             if tokens < 1:
                 wait = math.ceil((1 - tokens) / self.per_second) if self.per_second > 0 else 60
-                self._buckets[client] = (tokens, now)
-                raise RateLimited(
-                    f"too many {what} from this client: at most {self.burst} at once and "
-                    f"{self.per_second:g} per second after that; retry in {wait} s",
-                    retry_after=wait,
-                )
-            self._buckets[client] = (tokens - 1, now)
-            if len(self._buckets) > MAX_CLIENTS:
-                self._forget_full(now)
+                return (tokens, now), wait
+            return (tokens - 1, now), 0
 
-    def _forget_full(self, now: float) -> None:
+        wait = self.buckets.update(self.name, client, change)
+        self.buckets.forget(self._full_before)
+        if wait:
+            raise RateLimited(
+                f"too many {what or self.name} from this client: at most {self.burst} at once "
+                f"and {self._refill()} after that; retry in {wait} s",
+                retry_after=wait,
+            )
+
+    def _full_before(self, name: str) -> float:
+        """Buckets last used before this time have refilled: forgetting them changes nothing
+        (for this limit's name; another's keeps its rows)."""
+        if name != self.name:
+            return -math.inf
         refill = self.burst / self.per_second if self.per_second > 0 else math.inf
-        for client in [c for c, (_, at) in self._buckets.items() if now - at >= refill]:
-            del self._buckets[client]
+        return self.clock() - refill
 
 
 def client_key(scope: Mapping[str, Any]) -> str:

@@ -5,8 +5,8 @@ connection and sends its headers one byte at a time (slowloris) holds the connec
 as long as it likes. `header_timeout_protocol` closes a connection whose request headers
 are not complete DCE_HEADER_SECONDS after the request began.
 
-`server --workers N` serves the same app with the same options in each worker process, on a
-Unix socket behind the affinity front (`worker_options`, `behind_front`).
+`server --workers N` serves the same app with the same options in each process, on a Unix
+socket behind HAProxy (`worker_options`, `behind_balancer`).
 """
 
 from __future__ import annotations
@@ -73,37 +73,38 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
     }
 
 
-# The front keeps its connections to a worker open between requests; clients' idle
-# connections are the front's to time out (DCE_KEEP_ALIVE_SECONDS).
-FRONT_KEEP_ALIVE_SECONDS = 600
-# What a worker calls its Unix-socket peer: only the front can reach the socket (a private
-# folder), so the worker trusts the X-Forwarded-For the front appends to.
-FRONT_PEER = "dce-front"
+# HAProxy keeps its connections to a process open between requests; clients' idle
+# connections are HAProxy's to time out (DCE_KEEP_ALIVE_SECONDS).
+BALANCER_KEEP_ALIVE_SECONDS = 600
+# What a process calls its Unix-socket peer: only HAProxy can reach the socket (a private
+# folder), so the process trusts the X-Forwarded-For HAProxy appends to.
+BALANCER_PEER = "dce-balancer"
 
 
 def worker_options(settings: Settings) -> dict[str, Any]:
-    """`uvicorn_options` for a worker behind the front (proxy headers: `behind_front`)."""
+    """`uvicorn_options` for a process behind HAProxy (proxy headers: `behind_balancer`)."""
     return {
         **uvicorn_options(settings),
-        "timeout_keep_alive": FRONT_KEEP_ALIVE_SECONDS,
+        "timeout_keep_alive": BALANCER_KEEP_ALIVE_SECONDS,
         "proxy_headers": False,
         "log_level": "warning",
         "access_log": False,
     }
 
 
-def behind_front(app: ASGIApp, settings: Settings) -> ASGIApp:
-    """`app` as a worker serves it: the client address comes from X-Forwarded-For, where the
-    front appended its TCP peer, read with the trusted proxies a single process uses."""
+def behind_balancer(app: ASGIApp, settings: Settings) -> ASGIApp:
+    """`app` as a process behind HAProxy serves it: the client address comes from
+    X-Forwarded-For, where HAProxy appended its TCP peer, read with the trusted proxies a
+    single process uses."""
     # uvicorn types ASGI more narrowly than Starlette; the protocol is the same.
     trusted: Any = ProxyHeadersMiddleware(
         app,  # type: ignore[arg-type]
-        trusted_hosts=f"{settings.forwarded_allow_ips},{FRONT_PEER}",
+        trusted_hosts=f"{settings.forwarded_allow_ips},{BALANCER_PEER}",
     )
 
-    async def from_front(scope: Scope, receive: Receive, send: Send) -> None:
+    async def from_balancer(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket") and scope.get("client") is None:
-            scope["client"] = (FRONT_PEER, 0)  # a Unix socket has no address
+            scope["client"] = (BALANCER_PEER, 0)  # a Unix socket has no address
         await trusted(scope, receive, send)
 
-    return from_front
+    return from_balancer

@@ -1,9 +1,9 @@
-"""Three replicas behind HAProxy with deploy/haproxy.cfg: 64 concurrent sessions (REST by
+"""Three replicas behind HAProxy with deploy/haproxy.cfg's configuration: 64 concurrent sessions (REST by
 episode id, /ws by connection) with no cross-talk, and every replica doing part of the work."""
 
 from __future__ import annotations
 
-import re
+import os
 import shutil
 import subprocess
 
@@ -11,6 +11,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from dataclean_env.server.balancer import EXAMPLE_SERVERS, HEADER, config
+from dataclean_env.settings import Settings
 from tests.e2e.scale_sessions import (
     ROOT,
     default_episode_round_trip,
@@ -26,13 +28,14 @@ REPLICAS = 3
 
 
 def balancer_config(port: int, replicas: list[int]) -> str:
-    """deploy/haproxy.cfg with its bind address and server lines pointed at this test's."""
-    text = (ROOT / "deploy" / "haproxy.cfg").read_text()
-    text = re.sub(r"bind 127\.0\.0\.1:\d+", f"bind 127.0.0.1:{port}", text)
-    text = re.sub(r"\n    server replica\d .*", "", text)
-    servers = "".join(f"\n    server replica{i} 127.0.0.1:{p}" for i, p in enumerate(replicas, 1))
-    text = text.replace("hash-type consistent", "hash-type consistent" + servers)
-    return text.replace("balance leastconn", "balance leastconn" + servers)
+    """The configuration of deploy/haproxy.cfg, for this test's bind address and replicas."""
+    servers = [f"127.0.0.1:{p}" for p in replicas]
+    return config(f"127.0.0.1:{port}", servers, Settings(), check=True)
+
+
+def test_deploy_haproxy_cfg_is_the_balancer_s_configuration() -> None:
+    text = HEADER + config("0.0.0.0:7860", EXAMPLE_SERVERS, Settings(), check=True)
+    assert (ROOT / "deploy" / "haproxy.cfg").read_text() == text
 
 
 def steps_served(url: str) -> dict[str, float]:
@@ -54,7 +57,10 @@ def test_replicas_behind_haproxy_keep_sessions_apart_and_share_the_load(tmp_path
     config.write_text(balancer_config(front, ports))
     check = subprocess.run(["haproxy", "-c", "-f", str(config)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
-    replicas = [start_uvicorn(port) for port in ports]
+    replicas = [
+        start_uvicorn(port, {**os.environ, "DCE_PROCESS_INDEX": str(i), "DCE_PROCESSES": "3"})
+        for i, port in enumerate(ports)
+    ]
     balancer = None
     try:
         for port, process in zip(ports, replicas, strict=True):

@@ -1,4 +1,4 @@
-"""`server --workers 2`: 64 concurrent sessions through the affinity front, each seeing only
+"""`server --workers 2`: 64 concurrent sessions through HAProxy, each seeing only
 its own episode, with the load spread over both worker processes."""
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def raw(port: int, request: bytes) -> bytes:
         return sock.recv(4096)
 
 
-def expect_continue_is_answered_by_the_front(port: int) -> None:
-    """curl's `Expect: 100-continue`: the front says continue, then relays the one answer."""
+def expect_continue_is_answered_by_the_balancer(port: int) -> None:
+    """curl's `Expect: 100-continue`: HAProxy says continue, then relays the one answer."""
     body = json.dumps({"episode_id": "expecting", "task_id": "easy_dedup_rename"}).encode()
     head = (
         b"POST /reset HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
@@ -93,7 +93,7 @@ def test_two_workers_serve_64_sessions_without_cross_talk_and_share_the_load(tmp
         assert raw(port, b"NONSENSE\r\nno-colon-here\r\n\r\n").startswith(b"HTTP/1.1 400")
         huge = b"POST /step HTTP/1.1\r\nhost: x\r\ncontent-length: 99999999999\r\n\r\n"
         assert raw(port, huge).startswith(b"HTTP/1.1 413")
-        expect_continue_is_answered_by_the_front(port)
+        expect_continue_is_answered_by_the_balancer(port)
         metrics = httpx.get(f"{url}/metrics", timeout=30).text
     finally:
         stop(process)

@@ -1,11 +1,12 @@
-"""`server --workers N` at its edges: the workers are served like a single process (the same
-uvicorn options, the leaderboard database opened at start-up), and the front proxy guards
-its connections (slow headers, slow bodies, idle keep-alive) and tells the workers who the
-client is (X-Forwarded-For, trusted only from the configured proxies)."""
+"""`server --workers N` at its edges: the processes are served like a single process (the
+same uvicorn options, the leaderboard database opened at start-up), and HAProxy in front
+guards the connections (slow headers, slow bodies, idle keep-alive) and tells the processes
+who the client is (X-Forwarded-For, trusted only from the configured proxies)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 
 from dataclean_env.server import workers
 from tests.e2e.scale_sessions import ROOT, free_port, stop, wait_healthy
+from tests.support import need
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -55,10 +57,10 @@ def test_a_worker_is_served_like_a_single_process(tmp_path, monkeypatch) -> None
             received, waited = read_until_closed(sock, 8)
         assert received == b"" and waited < 5
     finally:
-        workers.stop_workers(processes)
+        workers.stop_all(processes)
 
 
-# ── the front ───────────────────────────────────────────────────────────────
+# ── HAProxy ───────────────────────────────────────────────────────────────
 def start_front(tmp_path: Path, extra: dict[str, str]) -> tuple[subprocess.Popen, int]:
     port = free_port()
     env = {
@@ -73,6 +75,11 @@ def start_front(tmp_path: Path, extra: dict[str, str]) -> tuple[subprocess.Popen
     return process, port
 
 
+@pytest.fixture(autouse=True)
+def _haproxy() -> None:
+    need(shutil.which("haproxy") is not None, "haproxy (.ci/setup-balancer.sh installs it)")
+
+
 @pytest.fixture(scope="module")
 def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
     folder = tmp_path_factory.mktemp("front")
@@ -84,7 +91,7 @@ def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]
 
 
 def assert_408_within_seconds(port: int, *parts: bytes) -> None:
-    """Send `parts` 0.4 s apart and never finish the request: the front answers 408 and
+    """Send `parts` 0.4 s apart and never finish the request: HAProxy answers 408 and
     closes the connection within 5 s."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         for n, part in enumerate(parts):
@@ -92,17 +99,17 @@ def assert_408_within_seconds(port: int, *parts: bytes) -> None:
                 time.sleep(0.4)
             sock.sendall(part)
         received, waited = read_until_closed(sock, 8)
-    assert received.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), received
+    assert received.startswith(b"HTTP/1.1 408 Request Time-out\r\n"), received  # HAProxy's
     assert waited < 5
 
 
-def test_the_front_answers_408_to_headers_that_never_end(front) -> None:
+def test_haproxy_answers_408_to_headers_that_never_end(front) -> None:
     port, _ = front
     # a slowloris client trickles on, never finishing its headers
     assert_408_within_seconds(port, b"POST /step HTTP/1.1\r\nhost: x\r\n", b"x-slow: 1\r\n")
 
 
-def test_the_front_answers_408_to_a_body_that_never_ends(front) -> None:
+def test_haproxy_answers_408_to_a_body_that_never_ends(front) -> None:
     port, _ = front
     assert_408_within_seconds(
         port,
@@ -111,7 +118,7 @@ def test_the_front_answers_408_to_a_body_that_never_ends(front) -> None:
     )
 
 
-def test_the_front_closes_an_idle_kept_alive_connection(front) -> None:
+def test_haproxy_closes_an_idle_kept_alive_connection(front) -> None:
     port, _ = front
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(b"GET /health HTTP/1.1\r\nhost: x\r\n\r\n")
@@ -136,7 +143,7 @@ def submitted_client(port: int, database: Path, model: str, headers: dict[str, s
     return client
 
 
-def test_workers_see_the_client_address_not_the_front(front) -> None:
+def test_processes_see_the_client_address_not_the_balancer(front) -> None:
     port, database = front
     assert submitted_client(port, database, "direct", {}) == "127.0.0.1"
     # The client is 127.0.0.1, a trusted proxy by default (DCE_FORWARDED_ALLOW_IPS): what it

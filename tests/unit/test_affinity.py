@@ -1,53 +1,61 @@
-"""The routing rule of `server --workers N` (and of deploy/haproxy.cfg): which process a
-call belongs to."""
+"""The home rule of the server's processes (`affinity`): which process holds an episode,
+and the 421 a process answers for one it is not the home of."""
 
 from __future__ import annotations
 
+import secrets
 import zlib
 
-from dataclean_env.doors import new_episode_id
-from dataclean_env.server.affinity import (
-    DEFAULT_KEY,
-    episode_id_of,
-    routing_key,
-    worker_for,
-)
+import pytest
+
+from dataclean_env.errors import Misdirected
+from dataclean_env.server.affinity import Place, home
+from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.tasks import default_registry
 
 
-def test_the_episode_id_is_read_with_the_routes_precedence_body_query_header() -> None:
-    headers = {b"x-episode-id": b"from-header"}
-    body = b'{"episode_id": "from-body", "operation": "finish"}'
-    assert episode_id_of(b"episode_id=from-query", headers, body) == "from-body"
-    assert episode_id_of(b"episode_id=from-query", headers, b'{"operation": "x"}') == "from-query"
-    assert episode_id_of(b"other=1", headers, b"") == "from-header"
-    assert episode_id_of(b"a=1&episode_id=q%2D1", {}, b"") == "q-1"
-    assert episode_id_of(b"", {}, b"") is None
+def test_an_id_s_home_is_its_crc32_mod_the_number_of_processes() -> None:
+    for episode_id in ("a", "run-7", "123e4567-e89b-12d3-a456-426614174000", "dce:x"):
+        assert home(episode_id, 3) == zlib.crc32(episode_id.encode("utf-8")) % 3
+    assert [home(x, 2) for x in "abcd"] == [1, 1, 1, 0]
+    assert home(None, 4) == 0  # default episodes live on process 0
 
 
-def test_bodies_that_are_not_json_objects_name_no_episode() -> None:
-    assert episode_id_of(b"", {}, b"not json episode_id") is None
-    assert episode_id_of(b"", {}, b'["episode_id"]') is None
-    assert episode_id_of(b"", {}, b'{"episode_id": 5}') is None
+def test_a_process_refuses_an_id_homed_elsewhere_with_421() -> None:
+    with pytest.raises(Misdirected) as refused:
+        Place(0, 2).check("a")  # home 1
+    assert (refused.value.status, refused.value.code) == (421, "MISDIRECTED")
+    Place(1, 2).check("a")
+    Place(0, 2).check(None)
+    with pytest.raises(Misdirected):
+        Place(1, 2).check(None)
+    Place().check("anything")  # one process is every id's home
 
 
-def test_calls_without_id_and_default_episode_ids_go_to_the_first_worker() -> None:
-    assert routing_key(None) == DEFAULT_KEY
-    assert routing_key("easy_dedup_rename-0123456789ab") == DEFAULT_KEY
-    assert routing_key(new_episode_id()) == DEFAULT_KEY  # server-issued (default episodes)
-    assert routing_key("lb-" + "0123456789abcdef" * 2) == DEFAULT_KEY  # the leaderboard's
-    assert worker_for(DEFAULT_KEY, 4) == 0
+def test_minted_ids_have_the_minting_process_as_home() -> None:
+    for index in range(3):
+        place = Place(index, 3)
+        ids = [place.mint(lambda: "lb-" + secrets.token_hex(16)) for _ in range(20)]
+        assert {home(i, 3) for i in ids} == {index}
 
 
-def test_client_ids_and_uuids_are_hashed_stably() -> None:
-    uuid = "123e4567-e89b-12d3-a456-426614174000"  # ends like a default id, but has 4 '-'
-    for episode_id in ("run-7", uuid, "ws-abc", "easy-0123456789AB"):
-        assert routing_key(episode_id) == episode_id
-        assert worker_for(episode_id, 3) == zlib.crc32(episode_id.encode()) % 3
-        assert worker_for(episode_id, 3) == worker_for(episode_id, 3)
+def test_the_store_neither_creates_nor_serves_an_episode_homed_elsewhere() -> None:
+    store = EpisodeStore(default_registry(), 8, 60.0, place=Place(0, 2))
+    with pytest.raises(Misdirected):
+        store.reset("easy_dedup_rename", episode_id="a")
+    assert len(store) == 0
+    with pytest.raises(Misdirected):
+        store.get("a")
+    store.reset("easy_dedup_rename", episode_id="d")  # home 0
+    issued = store.default("easy_dedup_rename").episode_id  # a server-issued dce: id
+    assert home(issued, 2) == 0 and store.get(issued).episode_id == issued
+    other = EpisodeStore(default_registry(), 8, 60.0, place=Place(1, 2))
+    with pytest.raises(Misdirected):
+        other.default("easy_dedup_rename")
+    with pytest.raises(Misdirected):
+        other.join("lb-x0")  # home 0: a /ws join of it belongs on process 0
 
 
-def test_many_ids_spread_over_every_worker() -> None:
-    counts = [0, 0, 0]
-    for i in range(300):
-        counts[worker_for(routing_key(f"client-{i}"), 3)] += 1
-    assert min(counts) > 60, counts
+def test_each_process_holds_its_share_of_a_cap() -> None:
+    assert [Place(0, n).share(1024) for n in (1, 2, 3)] == [1024, 512, 341]
+    assert Place(0, 4).share(2) == 1  # never none

@@ -1,13 +1,12 @@
-"""A leaderboard episode (`RankedEpisode`), the board's ranking and the rate limits, in
+"""A leaderboard episode (`RankedEpisode`), the board's ranking in
 process (no web stack, no database)."""
 
 from __future__ import annotations
 
 import pytest
 
-from dataclean_env.errors import EpisodeFinished, InvalidParameters, RateLimited, UnknownOperation
+from dataclean_env.errors import EpisodeFinished, InvalidParameters, UnknownOperation
 from dataclean_env.leaderboard import board
-from dataclean_env.leaderboard.limits import RateLimit
 from dataclean_env.leaderboard.ranked import MAX_TRACE_BYTES, RankedEpisode
 from dataclean_env.schemas import Action
 from dataclean_env.tasks.generated import secret_task
@@ -109,15 +108,3 @@ def test_self_reported_board_keeps_each_task_best_score() -> None:
         {"rank": 1, "model_name": "m1", "scores": {"crm": 0.4, "orders": 0.8}, "avg_score": 0.6},
         {"rank": 2, "model_name": "m2", "scores": {"crm": 0.5}, "avg_score": 0.5},
     ]
-
-
-def test_rate_limit_counts_per_client_in_a_sliding_hour() -> None:
-    clock = Clock()
-    limit = RateLimit("runs", per_hour=2, max_clients=2, clock=clock)
-    limit.take("a")
-    limit.take("a")
-    with pytest.raises(RateLimited, match="at most 2 runs per hour"):
-        limit.take("a")
-    limit.take("b")  # another client has its own budget
-    clock.now += 3600.5
-    limit.take("a")  # an hour later the first events have left the window

@@ -109,12 +109,15 @@ async def serve_reset(
     if task_id is not None and body.task_id not in (None, task_id):
         raise TaskMismatch(f"path says task {task_id!r}, body says {body.task_id!r}")
     spec = store.registry.spec(task)  # 404 before any work
+    name = _first(body.episode_id, episode_id)
+    if name is not None:
+        check_episode_id(name)
+    store.place.check(name)  # 421 before the reset is counted
     client = client_key(request.scope)
     request.app.state.limiter.take(client, "resets")
 
     def work() -> StepResult:
         blind = body.reward_mode == "hidden"
-        name = _first(body.episode_id, episode_id)
         episode = store.reset(task, body.seed, name, body.split, blind=blind, client=client)
         return blind_view(episode, episode.result())
 
