@@ -3,11 +3,52 @@
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
 from dataclean_env.runner import raha_baran
+from dataclean_env.runner.stats import bootstrap_interval
+from dataclean_env.tasks.custom import LABEL_BUDGET
+from tests.support import ROOT
 
 pytestmark = pytest.mark.unit
+
+RESULTS = raha_baran.load(ROOT / raha_baran.RESULTS)
+REPORT = (ROOT / "docs" / "BASELINES.md").read_text(encoding="utf-8")
+
+
+def test_the_report_holds_the_section_rendered_from_the_results() -> None:
+    section = raha_baran.markdown(RESULTS)
+    assert "\n".join(section) in REPORT
+    assert raha_baran.splice(REPORT, section) == REPORT  # rendering again changes nothing
+
+
+def test_the_row_is_the_results_mean_over_at_least_five_seeds() -> None:
+    assert RESULTS is not None
+    runs = RESULTS["runs"]
+    assert [r["seed"] for r in runs] == RESULTS["seeds"] and len(runs) >= 5
+    assert all(r["labels_used"] <= LABEL_BUDGET for r in runs)
+    f1 = [r["f1"] for r in runs]
+    low, high = bootstrap_interval(f1)
+    mean = statistics.fmean(f1)
+    assert RESULTS["summary"]["f1"]["mean"] == round(mean, 4)
+    row = next(line for line in REPORT.splitlines() if "| `raha-baran` |" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:6] == [
+        "rayyan-labelled",
+        "`raha-baran`",
+        str(len(runs)),
+        f"{mean:.4f}",
+        f"[{low:.4f}, {high:.4f}]",
+        f"{statistics.stdev(f1):.4f}",
+    ]
+    assert cells[7:9] == [
+        f"{statistics.fmean(r['precision'] for r in runs):.4f}",
+        f"{statistics.fmean(r['recall'] for r in runs):.4f}",
+    ]
+    for run in runs:  # one line per seed
+        assert f"| {run['seed']} | {run['f1']:.4f} | {run['precision']:.4f} |" in REPORT
 
 
 def test_the_section_goes_before_the_plot_and_replaces_itself() -> None:
