@@ -21,7 +21,7 @@ from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
 from dataclean_env.agents.reference import AgentFactory, reference_factories
 from dataclean_env.generation import SPLITS
 from dataclean_env.limits import untimed_limits
-from dataclean_env.runner import real_detection, selection, suite_report
+from dataclean_env.runner import raha_baran, real_detection, selection, suite_report
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.report import AgentNote, markdown, plot
@@ -179,6 +179,12 @@ def parser() -> argparse.ArgumentParser:
         help="folder of dirty/clean pairs for the detection section (default: the tasks "
         "whose task.json lists the detection kind, e.g. datasets/rayyan)",
     )
+    p.add_argument(
+        "--raha-results",
+        type=Path,
+        default=raha_baran.RESULTS,
+        help="results of integrations/raha/raha_baran.py to report (default docs/raha_baran.json)",
+    )
     p.add_argument("--llm-seeds", default="0-9", help="seeds for the LLM agent (it is slow)")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--max-tokens", type=int, default=512)
@@ -222,10 +228,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     by_difficulty = difficulty_summaries(results + extra, registry, difficulty_splits)
     versions = "Generator versions: " + ", ".join(f"`{v}`" for v in GENERATOR_VERSIONS.values())
-    # The suite's rows come from the file its own script played (too slow to replay here).
-    suite = suite_report.load()
-    section = suite_report.baselines_section(suite)
-    report = markdown(summaries, notes, run, PLOT, by_difficulty, versions + ".", section)
+    # The suite's rows come from the file its own script played (too slow to replay here);
+    # Raha+Baran's from its own venv's runs (docs/raha_baran.json).
+    section = suite_report.baselines_section(suite_report.load())
+    raha = raha_baran.markdown(raha_baran.load(args.raha_results))
+    report = markdown(
+        summaries, notes, run, PLOT, by_difficulty, versions + ".", section, measured_elsewhere=raha
+    )
     real = real_detection.folder_registry(args.real_tables) if args.real_tables else registry
     report += real_detection.markdown(real_detection.detection_rows(real))
     (args.out_dir / REPORT).write_text(report, encoding="utf-8")

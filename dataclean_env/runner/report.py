@@ -29,7 +29,10 @@ def markdown(
     by_difficulty: Sequence[Summary] = (),
     versions: str = "",
     suite: Sequence[str] = (),
+    measured_elsewhere: Sequence[str] = (),
 ) -> str:
+    """The report; `measured_elsewhere` holds sections of agents played outside this run
+    (the Raha + Baran section, `raha_baran.py`), placed after the real tables' figures."""
     lines = [
         "# Baselines",
         "",
@@ -56,6 +59,7 @@ def markdown(
         *(_row(s) for s in summaries),
         "",
         *_repair_table(summaries),
+        *measured_elsewhere,
         f"![Mean final score by family and agent]({plot_name})",
         "",
         "* **score**: the episode's final score (the reward total when it ended), in "

@@ -1,0 +1,57 @@
+"""Raha + Baran for real, in its own venv (`.ci/setup-raha.sh` builds it): one run of
+integrations/raha/raha_baran.py against a live server, its figures checked against this
+project's grader by replaying the steps it applied."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dataclean_env.runner.backends import LocalBackend
+from dataclean_env.runner.selection import EpisodeKey
+from dataclean_env.tasks import default_registry
+from dataclean_env.tasks.custom import LABEL_BUDGET
+from tests.support import ROOT, TRAINING_VENVS, need
+
+RAHA_PYTHON = TRAINING_VENVS / "raha" / "bin" / "python"
+AGENT = ROOT / "integrations" / "raha" / "raha_baran.py"
+
+
+@pytest.mark.timeout(1800)
+def test_one_raha_baran_run_is_graded_by_the_environment(live_server, tmp_path: Path) -> None:
+    need(RAHA_PYTHON.exists(), "the Raha venv: run `bash .ci/setup-raha.sh`")
+    out = tmp_path / "raha_baran.json"
+    command = [str(RAHA_PYTHON), str(AGENT), "--env-url", live_server.url, "--seeds", "3"]
+    run = subprocess.run(
+        [*command, "--actions", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1700,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(out.read_text())
+    (result,) = report["runs"]
+    assert json.loads(run.stdout.splitlines()[-1]) == result  # its line on stdout
+    assert (result["task"], result["seed"], report["seeds"]) == ("rayyan-labelled", 3, [3])
+    # Its 20 tuples, and no more, came through `label`.
+    assert result["labels_used"] == LABEL_BUDGET == len(set(result["labelled_rows"]))
+    assert result["operations_applied"] == result["operations"] > 0
+    assert result["steps"] <= 30
+    assert report["summary"]["f1"]["mean"] == round(result["f1"], 4)
+
+    # The same steps, replayed in-process, are graded to the same figures.
+    env = LocalBackend(default_registry())
+    env.reset(EpisodeKey("rayyan-labelled", 3, "train"))
+    for action in result["actions"]:
+        step = env.step(action)
+        assert step.error is None, step.error
+    final = env.step({"operation": "finish", "parameters": {}})
+    assert final.done and final.repair == {
+        name: result[name] for name in ("precision", "recall", "f1", "cells_changed")
+    }
+    assert result["f1"] > 0.1  # it repairs cells: far from the no-op's 0
