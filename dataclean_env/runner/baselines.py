@@ -230,7 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     versions = "Generator versions: " + ", ".join(f"`{v}`" for v in GENERATOR_VERSIONS.values())
     # The suite's rows come from the file its own script played (too slow to replay here);
     # Raha+Baran's from its own venv's runs (docs/raha_baran.json).
-    section = suite_report.baselines_section(suite_report.load())
+    suite = suite_report.load()
+    section = suite_report.baselines_section(suite)
     raha = raha_baran.markdown(raha_baran.load(args.raha_results))
     report = markdown(
         summaries, notes, run, PLOT, by_difficulty, versions + ".", section, measured_elsewhere=raha
