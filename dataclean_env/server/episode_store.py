@@ -20,7 +20,8 @@ it addresses, and may reset, that episode). A lookup answers "no such episode" t
 way whether the id is absent or belongs to another task, so answers reveal nothing.
 
 Issued episodes (the leaderboard's) are made by the server, not by a reset: `issue` adds
-one under its server-chosen id, a reset naming that id joins it instead of replacing it
+one under its server-chosen id (with the function that makes it on first join: a suite run
+issues hundreds, whose tables are made only as they are played), a reset naming that id joins it instead of replacing it
 (one attempt per instance), and only `withdraw` removes it (their owner bounds them).
 """
 
@@ -64,7 +65,7 @@ class EpisodeStore:
         self._episodes: dict[str, Episode] = {}
         self._defaults: dict[str, Episode] = {}
         self._default_ids: dict[str, Episode] = {}  # the defaults, by episode id
-        self._issued: dict[str, Episode] = {}
+        self._issued: dict[str, Callable[[], Episode | None]] = {}
         self._owners: dict[str, str] = {}  # episode id -> the client whose reset made it
         self._lock = threading.Lock()
 
@@ -122,9 +123,11 @@ class EpisodeStore:
         """The episode with this id (of `task_id`, when given); UnknownEpisode otherwise."""
         check_episode_id(episode_id)  # bounded before any lookup or echo
         now = self.clock()
+        # Issued episodes never idle-expire: their owner (the leaderboard) bounds them.
+        episode = self.issued(episode_id)
         with self._lock:
-            # Issued episodes never idle-expire: their owner (the leaderboard) bounds them.
-            episode = self._issued.get(episode_id) or self._episodes.get(episode_id)
+            if episode is None:
+                episode = self._episodes.get(episode_id)
             if (
                 episode_id not in self._issued
                 and episode is not None
@@ -146,13 +149,15 @@ class EpisodeStore:
         return episode if episode is not None else self.reset(task_id)
 
     # ── issued episodes ───────────────────────────────────────────────────
-    def issue(self, episode: Episode) -> None:
+    def issue(self, episode_id: str, join: Callable[[], Episode | None]) -> None:
+        """Hold `episode_id` for its issuer: `join` makes (on first call) or returns it."""
         with self._lock:
-            self._issued[episode.episode_id] = episode
+            self._issued[episode_id] = join
 
     def issued(self, episode_id: str) -> Episode | None:
         with self._lock:
-            return self._issued.get(episode_id)
+            join = self._issued.get(episode_id)
+        return None if join is None else join()  # outside the lock: a first join builds
 
     def withdraw(self, episode_id: str) -> None:
         with self._lock:
