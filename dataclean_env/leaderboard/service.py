@@ -23,7 +23,8 @@ gone is aborted at once (`_abort_unheld`, at start-up and on every sweep): gone 
 row was removed (`close`, a clean stop), or it has been silent for `HOLDER_GONE` (killed
 on another host), or it names this host and a process that is not running, or this very
 pid registered before this process started (a restart: in a container the new process
-often gets the old pid). Its own episodes a process no longer holds are aborted past their deadline.
+often gets the old pid). Its own runs a process no longer holds are aborted past their
+deadline.
 """
 
 from __future__ import annotations
@@ -598,21 +599,22 @@ class Leaderboard:
 
     def _abort_unheld(self, engine: Engine) -> None:
         """Abort the open runs no live process holds: those of holders that are gone (see
-        the module's docstring), and this process's own late episodes it no longer holds."""
-        from sqlalchemy import select
+        the module's docstring), and this process's own late runs it no longer holds."""
+        from sqlalchemy import func, select
 
         from dataclean_env.leaderboard.tables import holders, run_episodes, runs
 
         now = datetime.now(UTC)
         with self._live_lock:
-            held = set(self._slots)
+            held = set(self._runs)
         with engine.begin() as connection:
-            open_episodes = connection.execute(
+            # One row per open run and holder (a run's episodes share both): a sweep reads
+            # as many rows as there are open runs, not open episodes.
+            open_runs = connection.execute(
                 select(
-                    run_episodes.c.episode_id,
                     run_episodes.c.run_id,
                     run_episodes.c.holder_id,
-                    run_episodes.c.deadline,
+                    func.min(run_episodes.c.deadline).label("deadline"),
                     holders.c.seen_at,
                     holders.c.host,
                     holders.c.pid,
@@ -621,18 +623,26 @@ class Leaderboard:
                 .select_from(run_episodes)
                 .outerjoin(holders, holders.c.holder_id == run_episodes.c.holder_id)
                 .where(run_episodes.c.status == "open")
+                .group_by(
+                    run_episodes.c.run_id,
+                    run_episodes.c.holder_id,
+                    holders.c.seen_at,
+                    holders.c.host,
+                    holders.c.pid,
+                    holders.c.started_at,
+                )
             ).all()
-            lost = [
-                row
-                for row in open_episodes
+            lost = {
+                row.run_id
+                for row in open_runs
                 if (
-                    row.episode_id not in held and _utc(row.deadline) < now - ABORT_GRACE
+                    row.run_id not in held and _utc(row.deadline) < now - ABORT_GRACE
                     if row.holder_id == self.holder_id
                     else self._holder_gone(row, now)
                 )
-            ]
+            }
             if lost:
-                _abort(connection, {row.run_id for row in lost}, run_episodes, runs)
+                _abort(connection, lost, run_episodes, runs)
 
     @staticmethod
     def _holder_gone(row: Any, now: datetime) -> bool:
