@@ -771,7 +771,7 @@ async function loadBoard(highlightRun) {
 function renderVerified(board, highlightRun) {
   const entries = board.entries || [];
   $("grader-version").textContent = board.suite_version ? `Suite version ${board.suite_version}: ${board.episodes_per_run} episodes per run.` : "";
-  const families = [...new Set(entries.flatMap((e) => Object.keys(e.families || {})))].sort();
+  const families = [...new Set([...entries, ...(board.anonymous || [])].flatMap((e) => Object.keys(e.families || {})))].sort();
   const table = $("verified");
   table.tHead.replaceChildren(
     el("tr", {},
@@ -787,10 +787,12 @@ function renderVerified(board, highlightRun) {
       el("th", { scope: "col", text: "Run records" })),
   );
   const runsOf = (e) => (e.records || []).map((r) => r.split("/").pop());
-  const rows = entries.map((e) =>
+  // Runs without a submitter token: listed after the ranked rows, never ranked with them.
+  const listed = [...entries, ...(board.anonymous || []).map((e) => ({ ...e, anonymous: true }))];
+  const rows = listed.map((e) =>
     el("tr", { class: highlightRun && runsOf(e).includes(highlightRun) ? "highlight" : null, "data-run": runsOf(e).join(" ") },
-      el("td", { class: "num", text: e.rank }),
-      el("td", { class: "name", text: e.name }),
+      el("td", { class: "num", text: e.anonymous ? "–" : e.rank }),
+      el("td", { class: "name", text: e.anonymous ? `${e.name} (anonymous)` : e.name }),
       el("td", { class: "name", text: e.model }),
       el("td", { class: "num", text: fmt(e.normalised) }),
       el("td", { class: "num", text: `${fmt(e.ci_low)} – ${fmt(e.ci_high)}` }),
@@ -922,10 +924,13 @@ async function startRun(event) {
       }
     }
     const board = await loadBoard(runId);
-    const entry = board?.verified?.entries?.find((e) => (e.records || []).includes(`/leaderboard/runs/${runId}`));
+    const holds = (e) => (e.records || []).includes(`/leaderboard/runs/${runId}`);
+    const entry = board?.verified?.entries?.find(holds);
+    const apart = board?.verified?.anonymous?.find(holds);
+    const shown = entry || apart;
     list.append(
-      el("li", { class: "done", text: entry
-        ? `Run ${runId} is ranked #${entry.rank} with mean ${fmt(entry.normalised)} (${fmt(entry.ci_low)} – ${fmt(entry.ci_high)}), normalised, pooled over ${entry.runs} run(s).`
+      el("li", { class: "done", text: shown
+        ? `Run ${runId} is ${entry ? `ranked #${entry.rank}` : "listed apart (anonymous)"} with mean ${fmt(shown.normalised)} (${fmt(shown.ci_low)} – ${fmt(shown.ci_high)}), normalised, pooled over ${shown.runs} run(s).`
         : `Run ${runId} finished; it is not ranked (a practice run, or not every episode finished).` }),
     );
   } finally {
