@@ -191,6 +191,20 @@ class InvalidName(EnvError):
     status = 422
 
 
+class InvalidToken(EnvError):
+    """A submitter token (`Authorization: Bearer ...`) that is unknown, revoked or malformed."""
+
+    code = "INVALID_TOKEN"
+    status = 401
+
+
+class TokenRequired(EnvError):
+    """DCE_LEADERBOARD_REQUIRE_TOKEN is set and the run request carries no token."""
+
+    code = "TOKEN_REQUIRED"
+    status = 401
+
+
 class UnknownRun(EnvError):
     code = "UNKNOWN_RUN"
     status = 404

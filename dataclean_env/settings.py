@@ -138,12 +138,18 @@ class Settings(BaseSettings):
     leaderboard_secret: SecretStr | None = None
     leaderboard_runs_per_hour: int = 10  # per client
     leaderboard_submissions_per_hour: int = 60  # per client (self-reported scores)
-    leaderboard_default_episodes: int = 12  # per run, spread over its families
-    leaderboard_max_episodes: int = 60  # per run
+    leaderboard_default_episodes: int = 12  # per practice run, spread over its families
+    leaderboard_max_episodes: int = 60  # per practice run (a suite run plays its suite)
     leaderboard_open_runs: int = 32  # unfinished runs at once (each holds its tables)
     # Unfinished runs one client may hold at once, so no client can fill the server's cap.
     leaderboard_open_runs_per_client: int = Field(default=2, ge=1)
-    leaderboard_episode_seconds: float = 1800.0  # wall-clock limit of one episode
+    # Wall-clock limit of one episode, from when it is first joined.
+    leaderboard_episode_seconds: float = 1800.0
+    # Wall-clock limit of a whole run: its episodes not ended by then time out.
+    leaderboard_run_seconds: float = Field(default=86400.0, gt=0)
+    # Refuse runs without a submitter token (401 TOKEN_REQUIRED); recommended for a public
+    # server (a Space): every ranked name is then one an administrator issued.
+    leaderboard_require_token: bool = False
 
     @model_validator(mode="after")
     def _index_in_range(self) -> Settings:

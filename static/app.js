@@ -757,7 +757,7 @@ function boardUnavailable(status) {
 
 async function loadBoard(highlightRun) {
   state.boardLoaded = true;
-  const result = await api("GET", "/leaderboard");
+  const result = await api("GET", `/leaderboard?suite=${encodeURIComponent($("board-suite").value)}`);
   if (!result.ok) {
     renderVerified({ entries: [] });
     renderSelfReported([], 0);
@@ -772,32 +772,39 @@ async function loadBoard(highlightRun) {
 
 function renderVerified(board, highlightRun) {
   const entries = board.entries || [];
-  $("grader-version").textContent = board.grader_version ? `Grader version ${board.grader_version}.` : "";
-  const families = [...new Set(entries.flatMap((e) => Object.keys(e.families || {})))].sort();
+  $("grader-version").textContent = board.suite_version ? `Suite version ${board.suite_version}: ${board.episodes_per_run} episodes per run.` : "";
+  const families = [...new Set([...entries, ...(board.anonymous || [])].flatMap((e) => Object.keys(e.families || {})))].sort();
   const table = $("verified");
   table.tHead.replaceChildren(
     el("tr", {},
       el("th", { scope: "col", class: "num", text: "Rank" }),
       el("th", { scope: "col", text: "Name" }),
       el("th", { scope: "col", text: "Model" }),
-      el("th", { scope: "col", class: "num", text: "Mean" }),
+      el("th", { scope: "col", class: "num", text: "Normalised" }),
       el("th", { scope: "col", class: "num", text: "95% interval" }),
+      el("th", { scope: "col", class: "num", text: "Raw" }),
+      el("th", { scope: "col", class: "num", text: "Runs" }),
       el("th", { scope: "col", class: "num", text: "Episodes" }),
       ...families.map((f) => el("th", { scope: "col", class: "num", text: f })),
-      el("th", { scope: "col", text: "Run" })),
+      el("th", { scope: "col", text: "Run records" })),
   );
-  const rows = entries.map((e) =>
-    el("tr", { class: highlightRun && e.run_id === highlightRun ? "highlight" : null, "data-run": e.run_id },
-      el("td", { class: "num", text: e.rank }),
-      el("td", { class: "name", text: e.name }),
+  const runsOf = (e) => (e.records || []).map((r) => r.split("/").pop());
+  // Runs without a submitter token: listed after the ranked rows, never ranked with them.
+  const listed = [...entries, ...(board.anonymous || []).map((e) => ({ ...e, anonymous: true }))];
+  const rows = listed.map((e) =>
+    el("tr", { class: highlightRun && runsOf(e).includes(highlightRun) ? "highlight" : null, "data-run": runsOf(e).join(" ") },
+      el("td", { class: "num", text: e.anonymous ? "–" : e.rank }),
+      el("td", { class: "name", text: e.anonymous ? `${e.name} (anonymous)` : e.name }),
       el("td", { class: "name", text: e.model }),
-      el("td", { class: "num", text: fmt(e.mean) }),
+      el("td", { class: "num", text: fmt(e.normalised) }),
       el("td", { class: "num", text: `${fmt(e.ci_low)} – ${fmt(e.ci_high)}` }),
+      el("td", { class: "num", text: fmt(e.raw) }),
+      el("td", { class: "num", text: e.runs }),
       el("td", { class: "num", text: e.episodes }),
-      ...families.map((f) => el("td", { class: "num", text: fmt(e.families?.[f]) })),
-      el("td", { text: e.run_id })),
+      ...families.map((f) => el("td", { class: "num", text: fmt(e.families?.[f]?.normalised) })),
+      el("td", { text: runsOf(e).join(", ") })),
   );
-  if (!rows.length) rows.push(el("tr", { class: "empty" }, el("td", { colspan: 7 + families.length, text: "No verified runs yet: start one below." })));
+  if (!rows.length) rows.push(el("tr", { class: "empty" }, el("td", { colspan: 9 + families.length, text: "No complete suite runs yet: start one below." })));
   table.tBodies[0].replaceChildren(...rows);
 }
 
@@ -890,10 +897,15 @@ async function startRun(event) {
   const list = $("run-progress");
   list.replaceChildren();
   const body = { name: $("run-name").value, model: $("run-model").value };
-  const family = $("run-families").value;
-  if (family) body.families = [family];
-  const episodes = $("run-episodes").value.trim();
-  if (episodes) body.episodes = Number(episodes);
+  const suite = $("run-suite").value;
+  if (suite) {
+    body.suite = suite;
+    $("board-suite").value = suite;
+  } else {  // a practice run: never ranked
+    const family = $("run-families").value;
+    if (family) body.families = [family];
+    body.episodes = Number($("run-episodes").value.trim() || "2");
+  }
   $("run-button").disabled = true;
   try {
     const run = await api("POST", "/leaderboard/runs", body);
@@ -914,11 +926,14 @@ async function startRun(event) {
       }
     }
     const board = await loadBoard(runId);
-    const entry = board?.verified?.entries?.find((e) => e.run_id === runId);
+    const holds = (e) => (e.records || []).includes(`/leaderboard/runs/${runId}`);
+    const entry = board?.verified?.entries?.find(holds);
+    const apart = board?.verified?.anonymous?.find(holds);
+    const shown = entry || apart;
     list.append(
-      el("li", { class: "done", text: entry
-        ? `Run ${runId} is ranked #${entry.rank} with mean ${fmt(entry.mean)} (${fmt(entry.ci_low)} – ${fmt(entry.ci_high)}).`
-        : `Run ${runId} finished; it is not on the board yet.` }),
+      el("li", { class: "done", text: shown
+        ? `Run ${runId} is ${entry ? `ranked #${entry.rank}` : "listed apart (anonymous)"} with mean ${fmt(shown.normalised)} (${fmt(shown.ci_low)} – ${fmt(shown.ci_high)}), normalised, pooled over ${shown.runs} run(s).`
+        : `Run ${runId} finished; it is not ranked (a practice run, or not every episode finished).` }),
     );
   } finally {
     $("run-button").disabled = false;
@@ -944,6 +959,7 @@ function init() {
   $("agent-play").addEventListener("click", agentPlay);
   $("agent-stop").addEventListener("click", stopAgent);
   $("board-refresh").addEventListener("click", () => loadBoard());
+  $("board-suite").addEventListener("change", () => loadBoard());
   $("submit-form").addEventListener("submit", submitScore);
   $("submit-fill").addEventListener("click", fillFromEpisode);
   $("run-form").addEventListener("submit", startRun);

@@ -1,17 +1,18 @@
 """Audit the leaderboard: re-create stored instances from the secret, replay their traces.
 
-    python -m dataclean_env.leaderboard.audit                 # verify every record
-    python -m dataclean_env.leaderboard.audit --run RUN_ID    # one run
-    python -m dataclean_env.leaderboard.audit --rescore       # score every ended episode
-                                                              # under this code's grader
+    dataclean-env-admin audit                      # verify every record
+    dataclean-env-admin audit --run RUN_ID         # one run
+    dataclean-env-admin audit --version VERSION    # the records of one suite version
+    dataclean-env-admin audit --rescore            # score every ended episode under this
+                                                   # code's grader (a new suite version)
 
 It reads the same settings as the server (DCE_LEADERBOARD_DB or DATABASE_URL, and
 DCE_LEADERBOARD_SECRET or the secret stored in the database). Verification replays each
 record made under this code's grader version and checks the instance hash, that every
-action is accepted again, and that the score and components are exactly those stored;
-records of other grader versions are counted, not judged. `--rescore` appends, for each
-ended episode without one, a record under this grader version (same trace, new score),
-which builds that version's board. Exit status: 0 when every judged record matches.
+action is accepted again, and that the score, the components and the normalised score are
+exactly those stored; records of other grader versions are counted, not judged.
+`--rescore` appends, for each ended episode without one, a record under this grader version
+(same trace, new score, normalised again), which builds that suite version's board. Exit status: 0 when every judged record matches.
 """
 
 from __future__ import annotations
@@ -21,20 +22,27 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Engine, insert, select
 
+from dataclean_env.benchmark.normalised import anchors
+from dataclean_env.benchmark.suite import secret_instance
 from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.generation import instance_hash, secret_seed
 from dataclean_env.leaderboard import db
 from dataclean_env.leaderboard.secret import NoSecret, load_secret
-from dataclean_env.leaderboard.tables import records, run_episodes
-from dataclean_env.leaderboard.versions import GENERATOR_VERSION, GRADER_VERSION, SERVER_VERSION
+from dataclean_env.leaderboard.tables import records, run_episodes, runs
+from dataclean_env.leaderboard.versions import (
+    GENERATOR_VERSION,
+    GRADER_VERSION,
+    SERVER_VERSION,
+    suite_version,
+)
 from dataclean_env.schemas import Action, Reward
 from dataclean_env.settings import Settings, get_settings
-from dataclean_env.tasks.generated import secret_task
 
 
 @dataclass(frozen=True)
@@ -42,18 +50,20 @@ class Replayed:
     instance_hash: str
     reward: Reward | None  # None when the trace no longer replays
     problem: str | None = None
+    normalised: float | None = None
 
 
 def replay(secret: bytes, family: str, index: int, trace: Sequence[dict[str, Any]]) -> Replayed:
     """Instance `index` of `family`'s secret split, with `trace` applied again."""
     digest = instance_hash(secret_seed(secret, family, index))
-    episode = Episode("audit", secret_task(family, secret, index))
+    make = partial(secret_instance, family, secret, index)
+    episode = Episode("audit", make())
     for n, sent in enumerate(trace, start=1):
         try:
             episode.step(Action.model_validate(sent))
         except EnvError as error:
             return Replayed(digest, None, f"action {n} is refused now: {error.detail}")
-    return Replayed(digest, episode.reward)
+    return Replayed(digest, episode.reward, None, round(anchors(make).normalise(episode.score), 6))
 
 
 @dataclass
@@ -68,21 +78,30 @@ class Report:
         return not self.differ
 
 
-def _rows(engine: Engine, run_id: str | None) -> list[Any]:
-    query = select(
-        records,
-        run_episodes.c.instance_index,
-        run_episodes.c.instance_hash.label("planned_hash"),
-    ).join(run_episodes, run_episodes.c.episode_id == records.c.episode_id)
+def _rows(engine: Engine, run_id: str | None, version: str | None = None) -> list[Any]:
+    query = (
+        select(
+            records,
+            run_episodes.c.instance_index,
+            run_episodes.c.instance_hash.label("planned_hash"),
+            runs.c.suite,
+        )
+        .join(run_episodes, run_episodes.c.episode_id == records.c.episode_id)
+        .join(runs, runs.c.run_id == records.c.run_id)
+    )
     if run_id is not None:
         query = query.where(records.c.run_id == run_id)
+    if version is not None:
+        query = query.where(records.c.suite_version == version)
     with engine.connect() as connection:
         return list(connection.execute(query.order_by(records.c.id)))
 
 
-def verify(engine: Engine, secret: bytes, run_id: str | None = None) -> Report:
+def verify(
+    engine: Engine, secret: bytes, run_id: str | None = None, version: str | None = None
+) -> Report:
     report = Report()
-    for row in _rows(engine, run_id):
+    for row in _rows(engine, run_id, version):
         if row.grader_version != GRADER_VERSION:
             report.other_versions += 1
             continue
@@ -95,6 +114,10 @@ def verify(engine: Engine, secret: bytes, run_id: str | None = None) -> Report:
         elif again.reward.total != row.score or again.reward.model_dump() != row.components:
             report.differ.append(
                 f"{where}: stored score {row.score}, replayed {again.reward.total}"
+            )
+        elif row.normalised is not None and again.normalised != row.normalised:
+            report.differ.append(
+                f"{where}: stored normalised score {row.normalised}, replayed {again.normalised}"
             )
         else:
             report.matched += 1
@@ -130,6 +153,9 @@ def rescore(
             server_version=SERVER_VERSION,
             grader_version=grader_version,
             generator_version=GENERATOR_VERSION,
+            suite_version=suite_version(row.suite, grader_version) if row.suite else None,
+            normalised=again.normalised,
+            figures=row.figures,
         )
         with engine.begin() as connection:
             connection.execute(insert(records).values(**values))
@@ -151,6 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--run", help="audit this run only")
+    parser.add_argument("--version", help="audit the records of this suite version only")
     parser.add_argument("--rescore", action="store_true", help="record scores under this grader")
     args = parser.parse_args(argv)
     try:
@@ -163,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"rescored {done.rescored} episodes under {GRADER_VERSION}")
             for line in done.differ:
                 print(f"cannot rescore {line}")
-        report = verify(engine, secret, args.run)
+        report = verify(engine, secret, args.run, args.version)
     finally:
         engine.dispose()
     for line in report.differ:

@@ -1,10 +1,13 @@
 """Ranking, from stored rows to the boards `GET /leaderboard` shows (pure functions).
 
-Verified: one entry per complete run with a record for each of its episodes under the
-board's grader version; ranked by mean score, with a 95% percentile-bootstrap interval
+Verified, per suite version: one row per (submitter, model), pooling every episode of that
+submitter's complete runs of that model (so re-running to keep the best run does not help):
+the mean normalised score with a 95% percentile-bootstrap interval over the pooled episodes
 (`runner.stats.bootstrap_interval`, seeded, so the same records give the same interval),
-the mean per family and the episode count. Self-reported (CleanifyAI's shape): per model
-name, the best submitted score of each task and their average.
+the raw score beside it, per family and per difficulty, and the runs and episodes counted.
+Runs under a token and anonymous runs are pooled and listed apart, never ranked together;
+runs that are not complete are listed, not ranked. Self-reported (CleanifyAI's shape): per
+model name, the best submitted score of each task and their average.
 """
 
 from __future__ import annotations
@@ -12,9 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from dataclean_env.grading.reward import CEILING
 from dataclean_env.runner.stats import bootstrap_interval
+
+if TYPE_CHECKING:
+    from dataclean_env.leaderboard.ranked import RankedEpisode
 
 
 @dataclass(frozen=True)
@@ -22,45 +29,148 @@ class RunRow:
     run_id: str
     name: str
     model: str
+    anonymous: bool
+    status: str
     episodes: int
     created_at: Any
 
 
+@dataclass(frozen=True)
+class Scored:
+    """One episode's record, as the boards and the run record use it."""
+
+    family: str
+    difficulty: str
+    score: float  # raw
+    normalised: float
+    steps: int
+    refused: int
+    figures: dict[str, Any]
+
+    @classmethod
+    def of(cls, row: Any) -> Scored:
+        return cls(
+            row.family, row.difficulty, row.score, row.normalised if row.normalised is not None
+            else 0.0, row.steps, row.refused, row.figures or {},
+        )  # fmt: skip
+
+
+def figures(episode: RankedEpisode) -> dict[str, Any]:
+    """What an ended episode did to the table besides its score: gold rows lost, the share
+    of the already-right cells it changed (graders that measure it), an exact match."""
+    grader, snapshot = episode.task.grader, episode.snapshot
+    preserved = grader.components(snapshot).get("preservation_score")
+    return {
+        "rows_lost": grader.gold_rows_missing(snapshot),
+        "correct_changed": None if preserved is None else round(1.0 - preserved, 6),
+        # As the runner counts it (runner.stats): `Episode.exact` is true of an untouched
+        # error-detection table, whose grader keeps no per-cell scores.
+        "exact": episode.reward.total >= CEILING,
+    }
+
+
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 4)
+
+
+def scores(episodes: list[Scored]) -> dict[str, Any]:
+    """The suite score of `episodes`: normalised mean, its interval, the raw mean."""
+    normalised = [e.normalised for e in episodes]
+    low, high = _interval(tuple(sorted(normalised)))  # sorted: records come in any order
+    return {
+        "normalised": _mean(normalised),
+        "ci_low": round(low, 4),
+        "ci_high": round(high, 4),
+        "raw": _mean([e.score for e in episodes]),
+        "episodes": len(episodes),
+    }
+
+
+def _by(episodes: list[Scored], key: str) -> dict[str, list[Scored]]:
+    groups: dict[str, list[Scored]] = {}
+    for e in episodes:
+        groups.setdefault(getattr(e, key), []).append(e)
+    return dict(sorted(groups.items()))
+
+
+def _rates(group: list[Scored]) -> dict[str, Any]:
+    actions = sum(e.steps + e.refused for e in group)
+    changed = [e.figures["correct_changed"] for e in group if "correct_changed" in e.figures]
+    changed = [value for value in changed if value is not None]
+    return {
+        "refused_rate": round(sum(e.refused for e in group) / actions, 4) if actions else 0.0,
+        "rows_lost": _mean([e.figures.get("rows_lost", 0) for e in group]),
+        "correct_changed": _mean(changed) if changed else None,
+        "exact_rate": _mean([float(bool(e.figures.get("exact"))) for e in group]),
+    }
+
+
+def summary(episodes: list[Scored]) -> dict[str, Any]:
+    """A run record's summary: the suite score, and per family (with the rates of refused
+    actions, rows lost, correct cells changed, exact matches) and per difficulty."""
+    return {
+        **scores(episodes),
+        "families": {f: {**scores(g), **_rates(g)} for f, g in _by(episodes, "family").items()},
+        "difficulties": {d: scores(g) for d, g in _by(episodes, "difficulty").items()},
+    }
+
+
 def verified(
-    runs: Iterable[RunRow], scores: Mapping[str, list[tuple[str, float]]], limit: int
-) -> list[dict[str, Any]]:
-    """`scores`: run_id -> [(family, score)] of its records under one grader version."""
-    entries = []
-    for run in runs:
-        rows = scores.get(run.run_id, [])
-        if not rows or len(rows) != run.episodes:
-            continue  # not every episode scored under this version (yet)
-        values = [score for _, score in rows]
-        low, high = _interval(tuple(values))
-        families: dict[str, list[float]] = {}
-        for family, score in rows:
-            families.setdefault(family, []).append(score)
-        entries.append(
-            (
-                -sum(values) / len(values),
-                run.created_at,
+    runs: Iterable[RunRow], scored: Mapping[str, list[Scored]], limit: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The named rows (ranked), the anonymous rows (apart, unranked) and the runs that are
+    not complete. `scored`: run_id -> its records under the board's suite version."""
+    pools: dict[tuple[bool, str, str], list[RunRow]] = {}
+    unranked = []
+    for run in sorted(runs, key=lambda r: (r.created_at, r.run_id)):
+        rows = scored.get(run.run_id, [])
+        if run.status == "complete" and len(rows) == run.episodes:
+            pools.setdefault((run.anonymous, run.name, run.model), []).append(run)
+        else:  # partial, timed out, aborted, or not every episode scored under this version
+            unranked.append(
                 {
+                    "run_id": run.run_id,
                     "name": run.name,
                     "model": run.model,
-                    "mean": round(sum(values) / len(values), 4),
-                    "ci_low": round(low, 4),
-                    "ci_high": round(high, 4),
-                    "episodes": len(values),
-                    "families": {f: round(sum(v) / len(v), 4) for f, v in sorted(families.items())},
-                    "run_id": run.run_id,
-                },
+                    "anonymous": run.anonymous,
+                    "status": run.status,
+                    "episodes": run.episodes,
+                    "scored": len(rows),
+                    "record": f"/leaderboard/runs/{run.run_id}",
+                }
             )
-        )
-    entries.sort(key=lambda e: (e[0], e[1]))
-    return [{"rank": i + 1, **entry} for i, (_, _, entry) in enumerate(entries[:limit])]
+    listed: dict[bool, list[tuple[Any, ...]]] = {False: [], True: []}
+    for (anonymous, name, model), pooled in pools.items():
+        episodes = [e for run in pooled for e in scored[run.run_id]]
+        entry = {
+            "name": name,
+            "model": model,
+            **scores(episodes),
+            "runs": len(pooled),
+            "families": {f: _pair(g) for f, g in _by(episodes, "family").items()},
+            "difficulties": {d: _pair(g) for d, g in _by(episodes, "difficulty").items()},
+            "records": [f"/leaderboard/runs/{run.run_id}" for run in pooled],
+        }
+        listed[anonymous].append((-entry["normalised"], pooled[0].created_at, entry))
+    named, apart = (
+        [entry for _, _, entry in sorted(listed[a], key=lambda e: (e[0], e[1]))][:limit]
+        for a in (False, True)
+    )
+    return (
+        [{"rank": i + 1, **entry} for i, entry in enumerate(named)],
+        apart,
+        unranked[-limit:],
+    )
 
 
-@lru_cache(maxsize=4096)  # a complete run's records never change: compute its interval once
+def _pair(group: list[Scored]) -> dict[str, float]:
+    return {
+        "normalised": _mean([e.normalised for e in group]),
+        "raw": _mean([e.score for e in group]),
+    }
+
+
+@lru_cache(maxsize=4096)  # pooled records rarely change: compute an interval once
 def _interval(values: tuple[float, ...]) -> tuple[float, float]:
     return bootstrap_interval(values)
 

@@ -14,6 +14,8 @@ import unicodedata
 from dataclean_env.errors import InvalidName
 
 HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
+NAME_LENGTH = 64  # characters of a submitter's name, once normalised
+MODEL_LENGTH = 128  # characters of a model's name, once normalised
 RAW_FACTOR = 4  # combining marks compose, so a raw name may be longer than its shown form
 
 

@@ -4,20 +4,27 @@ One instance per app (`app.state.leaderboard`). The database is opened on first 
 `open()` at server start): migrations run, the secret is loaded, runs lost by an earlier
 process are closed. Everything a client is told was stored has been committed first.
 
-Lifecycle of a run: `create_run` picks fresh secret instances (a random 62-bit index per
-episode, so no two runs share an instance and a final score can never be used as an oracle
-for a later run), commits the run and its episodes, then issues the episodes to the store.
-Each episode's end (finished, or timed out) commits its record in the step that ends it;
-the last one marks the run complete, which puts it on the board of the current grader
-version. `sweep` times out episodes past their deadline, retries a record whose write
-failed, and aborts episodes that no live process holds (a crash) once their deadline
-has passed; an aborted run never enters the board.
+Lifecycle of a run: `create_run` draws the run's instances afresh from the secret split
+(its suite's composition, `benchmark.suite`; or, for a practice run, `episodes` spread over
+`families`), so no two runs share an instance and a final score can never be used as an
+oracle for a later run. It commits the run and its episodes, then issues their ids to the
+store; an episode's table is made when it is first joined (a suite run has hundreds), and
+its clock (`leaderboard_episode_seconds`) starts then, bounded by the run's own deadline
+(`leaderboard_run_seconds`). Each episode's end (finished, or timed out) commits its record,
+with its normalised score (`benchmark.normalised`), in the step that ends it; the last one
+closes the run: `complete` if every episode was finished, else `timed_out`. Only a complete
+suite run counts on its suite version's board. `sweep` times out late episodes and runs,
+retries a record whose write failed, and aborts runs that no live process holds.
 
 Several processes (`server --workers N`, replicas) may share one database, each holding its
 own runs' episodes in memory. Each process registers as a holder (`holders`, with a
-heartbeat every `HEARTBEAT_S`) and stamps its episodes with its id, and aborts only the
-late episodes it owns but no longer holds, or those whose holder is gone: stopped (its row
-removed by `close`) or silent for `HOLDER_GONE` (killed).
+heartbeat every `HEARTBEAT_S`) and stamps its episodes with its id. A run whose holder is
+gone is aborted at once (`_abort_unheld`, at start-up and on every sweep): gone means its
+row was removed (`close`, a clean stop), or it has been silent for `HOLDER_GONE` (killed
+on another host), or it names this host and a process that is not running, or this very
+pid registered before this process started (a restart: in a container the new process
+often gets the old pid). Its own runs a process no longer holds are aborted past their
+deadline.
 """
 
 from __future__ import annotations
@@ -30,8 +37,19 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
+from dataclean_env.benchmark.normalised import anchors
+from dataclean_env.benchmark.suite import (
+    Cell,
+    Suite,
+    secret_difficulty,
+    secret_instance,
+    suite_named,
+    suites,
+)
+from dataclean_env.doors import LEADERBOARD_PREFIX
 from dataclean_env.errors import (
     ClientQuotaReached,
     InvalidSubmission,
@@ -42,14 +60,16 @@ from dataclean_env.errors import (
 from dataclean_env.generation import instance_hash, secret_seed
 from dataclean_env.leaderboard import board
 from dataclean_env.leaderboard.ranked import RankedEpisode
+from dataclean_env.leaderboard.tokens import Submitter
 from dataclean_env.leaderboard.versions import (
     GENERATOR_VERSION,
     GRADER_VERSION,
     SERVER_VERSION,
+    suite_version,
 )
 from dataclean_env.server.rate_limit import RateLimit, buckets_for
 from dataclean_env.settings import Settings
-from dataclean_env.tasks.generated import FAMILIES, secret_task
+from dataclean_env.tasks.generated import FAMILIES
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine
@@ -62,20 +82,27 @@ ABORT_GRACE = timedelta(seconds=60)  # past a deadline, before an unheld episode
 HEARTBEAT_S = 30.0  # a serving process says it is alive this often (app lifespan)
 HOLDER_GONE = timedelta(seconds=5 * HEARTBEAT_S)  # silent this long: the process is gone
 BOARD_LIMIT = 500  # entries per board in one answer
-RETAIN_S = 600.0  # a complete run's episodes stay readable (/state, a 409 on /step) this long
-RETAIN_RUNS = 64  # and at most this many complete runs are kept so
+RETAIN_S = 600.0  # a closed run's episodes stay readable (/state, a 409 on /step) this long
+RETAIN_RUNS = 64  # and at most this many closed runs are kept so
+DEFAULT_SUITE = "full"
+# Holders registered before this moment on this host, under this pid, were an earlier
+# process (a restarted container's server often gets the same pid).
+PROCESS_STARTED = datetime.now(UTC)
 
 
 @dataclass(frozen=True)
 class Slot:
-    """What an episode of a run is, besides its table."""
+    """What an episode of a run is, besides its table (made when first joined)."""
 
     run_id: str
     name: str
     model: str
     family: str
     difficulty: str
+    instance_index: int
     instance_hash: str
+    suite: str | None  # the suite's composition version; None: a practice run
+    run_deadline: float  # on time.monotonic
 
 
 class Leaderboard:
@@ -91,11 +118,11 @@ class Leaderboard:
         self.holder_id = random_source.token_hex(8)  # this process, in the holders table
         self._secret: bytes | None = None
         self._open_lock = threading.Lock()
-        self._live: dict[str, RankedEpisode] = {}  # episode id -> episode, until its run ends
-        self._slots: dict[str, Slot] = {}
+        self._live: dict[str, RankedEpisode] = {}  # episode id -> joined episode
+        self._slots: dict[str, Slot] = {}  # episode id -> what it is, until its run retires
         self._runs: dict[str, list[str]] = {}  # open run id -> its episode ids
-        self._run_clients: dict[str, str] = {}  # open run id -> the client that started it
-        self._retired: dict[str, tuple[float, list[str]]] = {}  # complete: since when, ids
+        self._run_holders: dict[str, str] = {}  # open run id -> the submitter holding it
+        self._retired: dict[str, tuple[float, list[str]]] = {}  # closed: since when, ids
         self._live_lock = threading.Lock()
 
     # ── database ──────────────────────────────────────────────────────────
@@ -188,51 +215,93 @@ class Leaderboard:
 
     # ── runs ──────────────────────────────────────────────────────────────
     def create_run(
-        self, name: str, model: str, families: list[str] | None, episodes: int | None, client: str
+        self,
+        name: str,
+        model: str,
+        client: str,
+        suite: str | None = None,
+        families: list[str] | None = None,
+        episodes: int | None = None,
+        submitter: Submitter | None = None,
+        declared: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
+        """A run of `suite` (default: the full suite), or with `families`/`episodes` a
+        practice run (never ranked). `submitter`: the token's holder; None: anonymous."""
+        engine = self.open()
+        played = self._composition(suite, families, episodes)
+        run_id = "run-" + random_source.token_hex(8)
+        # A token's runs count against the token; anonymous ones against the address.
+        holder = submitter.token_id if submitter else f"address:{client}"
+        self._hold_slot(run_id, holder)
+        try:
+            self.run_limit.take(client)
+            drawn = played.draw(self.secret) if isinstance(played, Suite) else played
+            slots = self._store_run(
+                engine, run_id, name, model, played, drawn, client, submitter, declared
+            )
+        except BaseException:
+            with self._live_lock:
+                self._release_slot(run_id)
+            raise
+        with self._live_lock:
+            self._runs[run_id] = list(slots)
+            self._slots.update(slots)
+        for episode_id in slots:
+            self.store.issue(episode_id, partial(self._join, episode_id))
+        composition = played.version if isinstance(played, Suite) else None
+        return {
+            "run_id": run_id,
+            "name": name,
+            "model": model,
+            "anonymous": submitter is None,
+            "suite": played.name if isinstance(played, Suite) else None,
+            "suite_version": suite_version(composition) if composition else None,
+            "grader_version": GRADER_VERSION,
+            "deadline_seconds": self.settings.leaderboard_episode_seconds,
+            "run_deadline_seconds": self.settings.leaderboard_run_seconds,
+            "episodes": [
+                {"episode_id": episode_id, "task_id": s.family, "difficulty": s.difficulty}
+                for episode_id, s in slots.items()
+            ],
+        }
+
+    def _composition(
+        self, suite: str | None, families: list[str] | None, episodes: int | None
+    ) -> Suite | list[tuple[Cell, int]]:
+        """The suite a run plays, or a practice run's drawn instances."""
+        if families is None and episodes is None:
+            name = suite or DEFAULT_SUITE
+            found = suites().get(name) or next(
+                (s for s in suites().values() if s.version == name), None
+            )
+            if found is None:
+                names = ", ".join(f"{s.name} ({s.version})" for s in suites().values())
+                raise InvalidSubmission(f"suite: no suite {name[:64]!r}; the suites: {names}")
+            return found
+        if suite is not None:
+            raise InvalidSubmission("suite: a suite run plays its suite; omit families/episodes")
         chosen = _families(families)
         count = self.settings.leaderboard_default_episodes if episodes is None else episodes
         if not 1 <= count <= self.settings.leaderboard_max_episodes:
             raise InvalidSubmission(
                 f"episodes must be between 1 and {self.settings.leaderboard_max_episodes}"
             )
-        engine = self.open()
-        run_id = "run-" + random_source.token_hex(8)
-        self._hold_slot(run_id, client)
-        try:
-            self.run_limit.take(client)
-            made = self._store_run(engine, run_id, name, model, chosen, count, client)
-        except BaseException:
-            with self._live_lock:
-                self._release_slot(run_id)
-            raise
-        with self._live_lock:
-            self._runs[run_id] = [episode.episode_id for episode, _, _ in made]
-            for episode, slot, _ in made:
-                self._live[episode.episode_id] = episode
-                self._slots[episode.episode_id] = slot
-                self.store.issue(episode)
-        return {
-            "run_id": run_id,
-            "name": name,
-            "model": model,
-            "grader_version": GRADER_VERSION,
-            "deadline_seconds": self.settings.leaderboard_episode_seconds,
-            "episodes": [
-                {"episode_id": e.episode_id, "task_id": s.family, "difficulty": s.difficulty}
-                for e, s, _ in made
-            ],
-        }
+        drawn = []
+        for position in range(count):
+            family = chosen[position % len(chosen)]
+            index = random_source.randbits(62)
+            drawn.append((Cell(family, secret_difficulty(family, self.secret, index)), index))
+        return drawn
 
-    def _hold_slot(self, run_id: str, client: str) -> None:
-        """Count `run_id` as open for `client`, or refuse: first the client's share (so one
-        client cannot fill the server), then the server's cap."""
+    def _hold_slot(self, run_id: str, holder: str) -> None:
+        """Count `run_id` as open for `holder`, or refuse: first the holder's share (so one
+        submitter cannot fill the server), then the server's cap."""
         # Not divided among processes: runs are made by POST /leaderboard/runs, which names
         # no episode, so the balancer sends every one to process 0.
         share = self.settings.leaderboard_open_runs_per_client
         cap = self.settings.leaderboard_open_runs
         with self._live_lock:
-            if sum(holder == client for holder in self._run_clients.values()) >= share:
+            if sum(h == holder for h in self._run_holders.values()) >= share:
                 raise ClientQuotaReached(
                     f"at most {share} open leaderboard runs per client; finish one, or retry "
                     f"in {ClientQuotaReached.retry_after} s"
@@ -243,11 +312,11 @@ class Leaderboard:
                     f"holds at once; retry in {StoreFull.retry_after} s"
                 )
             self._runs[run_id] = []
-            self._run_clients[run_id] = client
+            self._run_holders[run_id] = holder
 
     def _release_slot(self, run_id: str) -> list[str]:
         # Callers hold _live_lock.
-        self._run_clients.pop(run_id, None)
+        self._run_holders.pop(run_id, None)
         return self._runs.pop(run_id, [])
 
     def _store_run(
@@ -256,48 +325,48 @@ class Leaderboard:
         run_id: str,
         name: str,
         model: str,
-        chosen: list[str],
-        count: int,
+        played: Suite | list[tuple[Cell, int]],
+        drawn: list[tuple[Cell, int]],
         client: str,
-    ) -> list[tuple[RankedEpisode, Slot, dict[str, Any]]]:
-        """Draw the run's instances and commit the run and its episodes."""
+        submitter: Submitter | None,
+        declared: dict[str, Any] | None,
+    ) -> dict[str, Slot]:
+        """Commit the run and its episodes; their slots, by episode id, in run order."""
         from sqlalchemy import insert
 
         from dataclean_env.leaderboard.tables import run_episodes, runs
 
         now = datetime.now(UTC)
-        seconds = self.settings.leaderboard_episode_seconds
-        deadline = time.monotonic() + seconds
-        made: list[tuple[RankedEpisode, Slot, dict[str, Any]]] = []
-        for position in range(count):
-            family = chosen[position % len(chosen)]
-            index = random_source.randbits(62)
-            task = secret_task(family, self.secret, index)
-            slot = Slot(
-                run_id,
-                name,
-                model,
-                family,
-                task.spec.difficulty,
-                instance_hash(secret_seed(self.secret, family, index)),
-            )
+        run_seconds = self.settings.leaderboard_run_seconds
+        composition = played.version if isinstance(played, Suite) else None
+        run_deadline = time.monotonic() + run_seconds
+        slots: dict[str, Slot] = {}
+        rows = []
+        for position, (cell, index) in enumerate(drawn):
+            digest = instance_hash(secret_seed(self.secret, cell.family, index))
             # Drawn until its home is this process, where it is issued (server/affinity).
-            episode_id = self.store.place.mint(lambda: "lb-" + random_source.token_hex(16))
-            episode = RankedEpisode(episode_id, task, deadline, self._on_end)
-            row = {
-                "episode_id": episode_id,
-                "run_id": run_id,
-                "position": position,
-                "family": family,
-                "instance_index": index,
-                "instance_hash": slot.instance_hash,
-                "difficulty": slot.difficulty,
-                "status": "open",
-                "created_at": now,
-                "deadline": now + timedelta(seconds=seconds),
-                "holder_id": self.holder_id,
-            }
-            made.append((episode, slot, row))
+            episode_id = self.store.place.mint(
+                lambda: LEADERBOARD_PREFIX + random_source.token_hex(16)
+            )
+            slots[episode_id] = Slot(
+                run_id, name, model, cell.family, cell.difficulty, index, digest,
+                composition, run_deadline,
+            )  # fmt: skip
+            rows.append(
+                {
+                    "episode_id": episode_id,
+                    "run_id": run_id,
+                    "position": position,
+                    "family": cell.family,
+                    "instance_index": index,
+                    "instance_hash": digest,
+                    "difficulty": cell.difficulty,
+                    "status": "open",
+                    "created_at": now,
+                    "deadline": now + timedelta(seconds=run_seconds),
+                    "holder_id": self.holder_id,
+                }
+            )
         with engine.begin() as connection:
             connection.execute(
                 insert(runs).values(
@@ -306,19 +375,39 @@ class Leaderboard:
                     model=model,
                     client=client[:64],
                     status="open",
-                    episodes=count,
-                    families=chosen,
+                    episodes=len(rows),
+                    families=list(dict.fromkeys(cell.family for cell, _ in drawn)),
                     server_version=SERVER_VERSION,
                     generator_version=GENERATOR_VERSION,
                     created_at=now,
+                    suite=composition,
+                    token_id=submitter.token_id if submitter else None,
+                    declared=declared or {},
+                    deadline=now + timedelta(seconds=run_seconds),
                 )
             )
-            connection.execute(insert(run_episodes), [row for _, _, row in made])
-        return made
+            connection.execute(insert(run_episodes), rows)
+        return slots
+
+    def _join(self, episode_id: str) -> RankedEpisode | None:
+        """The episode, its table made on first join (outside the lock: it takes a moment;
+        two first joins at once make it twice and keep one)."""
+        with self._live_lock:
+            episode = self._live.get(episode_id)
+            slot = self._slots.get(episode_id)
+        if episode is not None or slot is None:
+            return episode
+        task = secret_instance(slot.family, self.secret, slot.instance_index)
+        started = time.monotonic() + self.settings.leaderboard_episode_seconds
+        deadline = min(started, slot.run_deadline)
+        made = RankedEpisode(episode_id, task, deadline, self._on_end)
+        with self._live_lock:
+            return self._live.setdefault(episode_id, made)
 
     def run(self, run_id: str) -> dict[str, Any]:
-        """A run's status and the scores of its ended episodes (never its episode ids: the
-        run id is public, the episode ids are what lets one play)."""
+        """A run's record: its status, versions, what the agent declared, the scores of its
+        ended episodes and their summary (never its episode ids: the run id is public, the
+        episode ids are what lets one play)."""
         from sqlalchemy import select
 
         from dataclean_env.leaderboard.tables import records, run_episodes, runs
@@ -328,33 +417,62 @@ class Leaderboard:
             row = connection.execute(select(runs).where(runs.c.run_id == run_id)).one_or_none()
             if row is None:
                 raise UnknownRun(f"no leaderboard run {run_id!r}")
+            version = suite_version(row.suite) if row.suite else None
             episodes = connection.execute(
-                select(run_episodes.c.position, run_episodes.c.family, run_episodes.c.status)
+                select(
+                    run_episodes.c.position,
+                    run_episodes.c.family,
+                    run_episodes.c.difficulty,
+                    run_episodes.c.status,
+                )
                 .where(run_episodes.c.run_id == run_id)
                 .order_by(run_episodes.c.position)
             ).all()
-            scored = dict(
-                connection.execute(
-                    select(run_episodes.c.position, records.c.score)
+            scored = {
+                r.position: r
+                for r in connection.execute(
+                    select(
+                        run_episodes.c.position,
+                        records.c.family,
+                        records.c.difficulty,
+                        records.c.score,
+                        records.c.normalised,
+                        records.c.steps,
+                        records.c.refused,
+                        records.c.figures,
+                    )
                     .join(records, records.c.episode_id == run_episodes.c.episode_id)
                     .where(records.c.run_id == run_id, records.c.grader_version == GRADER_VERSION)
-                ).all()
-            )
-        scores = list(scored.values())
+                )
+            }
+        ended = [board.Scored.of(r) for r in scored.values()]
         return {
             "run_id": row.run_id,
             "name": row.name,
             "model": row.model,
+            "anonymous": row.token_id is None,
             "status": row.status,
+            "ranked": row.status == "complete" and row.suite is not None,
+            "suite": row.suite,
+            "suite_version": version,
             "grader_version": GRADER_VERSION,
+            "generator_version": row.generator_version,
+            "server_version": row.server_version,
+            "declared": {"model": row.model, **(row.declared or {})},
+            "step_budgets": {f: _max_steps(f, self.secret) for f in row.families},
             "created_at": _utc(row.created_at).isoformat(),
-            "mean": round(sum(scores) / len(scores), 4) if row.status == "complete" else None,
+            "mean": round(sum(e.score for e in ended) / len(ended), 4)
+            if row.status == "complete" and ended
+            else None,
+            "summary": board.summary(ended) if ended else None,
             "episodes": [
                 {
                     "position": e.position,
                     "task_id": e.family,
+                    "difficulty": e.difficulty,
                     "status": e.status,
-                    "score": scored.get(e.position),
+                    "score": scored[e.position].score if e.position in scored else None,
+                    "normalised": scored[e.position].normalised if e.position in scored else None,
                 }
                 for e in episodes
             ],
@@ -363,15 +481,17 @@ class Leaderboard:
     # ── the end of an episode ─────────────────────────────────────────────
     def _on_end(self, episode: RankedEpisode) -> None:
         """Commit the episode's record (its caller holds the episode's lock)."""
-        from sqlalchemy import func, insert, select, update
+        from sqlalchemy import insert, select, update
 
         from dataclean_env.leaderboard.tables import records, run_episodes, runs
 
         slot = self._slots[episode.episode_id]
         now = datetime.now(UTC)
+        record = self._record(episode, slot, now)  # outside the transaction: it grades
+        closed = False
         with self.open().begin() as connection:
             # Lock the run's row (PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises), so
-            # two episodes ending at once cannot both miss that the run is complete.
+            # two episodes ending at once cannot both miss that the run has ended.
             connection.execute(
                 select(runs.c.run_id).where(runs.c.run_id == slot.run_id).with_for_update()
             )
@@ -384,24 +504,16 @@ class Leaderboard:
                 .values(status=episode.status)
             ).rowcount
             if claimed:
-                connection.execute(insert(records).values(**self._record(episode, slot, now)))
-                left = connection.execute(
-                    select(func.count())
-                    .select_from(run_episodes)
-                    .where(run_episodes.c.run_id == slot.run_id, run_episodes.c.status == "open")
-                ).scalar_one()
-                if left == 0:
-                    connection.execute(
-                        update(runs)
-                        .where(runs.c.run_id == slot.run_id, runs.c.status == "open")
-                        .values(status="complete", completed_at=now)
-                    )
+                connection.execute(insert(records).values(**record))
+                closed = _close_if_ended(connection, slot.run_id, now)
             else:  # the database closed it meanwhile (aborted): nothing more to record
                 log.warning("episode %s was closed before its record", episode.episode_id)
         episode.recorded = True
-        self._release_if_done(slot.run_id)
+        if closed:
+            self._retire(slot.run_id)
 
     def _record(self, episode: RankedEpisode, slot: Slot, now: datetime) -> dict[str, Any]:
+        marks = anchors(partial(secret_instance, slot.family, self.secret, slot.instance_index))
         return {
             "episode_id": episode.episode_id,
             "run_id": slot.run_id,
@@ -422,16 +534,17 @@ class Leaderboard:
             "server_version": SERVER_VERSION,
             "grader_version": GRADER_VERSION,
             "generator_version": GENERATOR_VERSION,
+            "suite_version": suite_version(slot.suite) if slot.suite else None,
+            "normalised": round(marks.normalise(episode.score), 6),
+            "figures": board.figures(episode),
         }
 
-    def _release_if_done(self, run_id: str) -> None:
-        """Once every episode of a run is recorded, the run retires: its episodes stay
-        readable for `RETAIN_S`, then the server lets go of their tables."""
+    def _retire(self, run_id: str) -> None:
+        """A closed run retires: its episodes stay readable for `RETAIN_S`, then the server
+        lets go of their tables."""
         with self._live_lock:
-            ids = self._runs.get(run_id, [])
-            if not all(self._live[i].recorded for i in ids if i in self._live):
-                return
-            self._retired[run_id] = (time.monotonic(), self._release_slot(run_id))
+            if run_id in self._runs:
+                self._retired[run_id] = (time.monotonic(), self._release_slot(run_id))
             self._drop_retired()
 
     def _drop_retired(self) -> None:
@@ -448,11 +561,17 @@ class Leaderboard:
 
     # ── sweeping ──────────────────────────────────────────────────────────
     def sweep(self) -> None:
-        """Time out late episodes, retry failed records, abort what no process holds."""
+        """Time out late episodes and runs, retry failed records, abort what no process
+        holds."""
         engine = self.open()
         with self._live_lock:
             self._drop_retired()
             live = list(self._live.values())
+            late = [
+                run_id
+                for run_id, ids in self._runs.items()
+                if ids and self._slots[ids[0]].run_deadline < time.monotonic()
+            ]
         for episode in live:
             with episode.lock:
                 try:
@@ -460,43 +579,89 @@ class Leaderboard:
                         self._on_end(episode)
                 except Exception:  # the database may be down: the next sweep retries
                     log.exception("could not record leaderboard episode %s", episode.episode_id)
+        for run_id in late:
+            self._time_out_unjoined(engine, run_id)
         self._abort_unheld(engine)
 
+    def _time_out_unjoined(self, engine: Engine, run_id: str) -> None:
+        """A run past its deadline: its episodes never joined end as timed out, unscored."""
+        from sqlalchemy import update
+
+        from dataclean_env.leaderboard.tables import run_episodes
+
+        with self._live_lock:
+            joined = [i for i in self._runs.get(run_id, []) if i in self._live]
+        now = datetime.now(UTC)
+        with engine.begin() as connection:
+            connection.execute(
+                update(run_episodes)
+                .where(
+                    run_episodes.c.run_id == run_id,
+                    run_episodes.c.status == "open",
+                    run_episodes.c.episode_id.not_in(joined),
+                )
+                .values(status="timed_out")
+            )
+            closed = _close_if_ended(connection, run_id, now)
+        if closed:
+            self._retire(run_id)
+
     def _abort_unheld(self, engine: Engine) -> None:
-        """Abort late open episodes that no live process holds: this process's own that it
-        no longer holds, and those of holders that are gone (or were never recorded)."""
-        from sqlalchemy import select
+        """Abort the open runs no live process holds: those of holders that are gone (see
+        the module's docstring), and this process's own late runs it no longer holds."""
+        from sqlalchemy import func, select
 
         from dataclean_env.leaderboard.tables import holders, run_episodes, runs
 
         now = datetime.now(UTC)
-        cutoff = now - ABORT_GRACE
         with self._live_lock:
-            held = set(self._live)
+            held = set(self._runs)
         with engine.begin() as connection:
-            late = connection.execute(
+            # One row per open run and holder (a run's episodes share both): a sweep reads
+            # as many rows as there are open runs, not open episodes.
+            open_runs = connection.execute(
                 select(
-                    run_episodes.c.episode_id,
                     run_episodes.c.run_id,
                     run_episodes.c.holder_id,
+                    func.min(run_episodes.c.deadline).label("deadline"),
                     holders.c.seen_at,
+                    holders.c.host,
+                    holders.c.pid,
+                    holders.c.started_at,
                 )
                 .select_from(run_episodes)
                 .outerjoin(holders, holders.c.holder_id == run_episodes.c.holder_id)
-                .where(run_episodes.c.status == "open", run_episodes.c.deadline < cutoff)
-            ).all()
-            lost = [
-                row
-                for row in late
-                if row.episode_id not in held
-                and (
-                    row.holder_id == self.holder_id
-                    or row.seen_at is None  # stopped, or made before holders were recorded
-                    or _utc(row.seen_at) < now - HOLDER_GONE
+                .where(run_episodes.c.status == "open")
+                .group_by(
+                    run_episodes.c.run_id,
+                    run_episodes.c.holder_id,
+                    holders.c.seen_at,
+                    holders.c.host,
+                    holders.c.pid,
+                    holders.c.started_at,
                 )
-            ]
+            ).all()
+            lost = {
+                row.run_id
+                for row in open_runs
+                if (
+                    row.run_id not in held and _utc(row.deadline) < now - ABORT_GRACE
+                    if row.holder_id == self.holder_id
+                    else self._holder_gone(row, now)
+                )
+            }
             if lost:
                 _abort(connection, lost, run_episodes, runs)
+
+    @staticmethod
+    def _holder_gone(row: Any, now: datetime) -> bool:
+        if row.seen_at is None or _utc(row.seen_at) < now - HOLDER_GONE:
+            return True  # stopped (or made before holders were recorded), or silent
+        if row.host != socket.gethostname()[:255]:
+            return False
+        if row.pid == os.getpid():  # this process, or an earlier one that had its pid
+            return _utc(row.started_at) < PROCESS_STARTED
+        return not _running(row.pid)
 
     # ── self-reported scores ──────────────────────────────────────────────
     def submit(
@@ -517,41 +682,80 @@ class Leaderboard:
         return {**entry, "submitted_at": now.isoformat(), "verified": False}
 
     # ── the boards ────────────────────────────────────────────────────────
-    def boards(self, grader_version: str | None = None) -> dict[str, Any]:
+    def boards(
+        self,
+        suite: str | None = None,
+        version: str | None = None,
+        grader_version: str | None = None,
+    ) -> dict[str, Any]:
+        """The self-reported board, and the verified board of one suite version: `version`,
+        else `suite` (default the full suite) under `grader_version` (default this code's)."""
         from sqlalchemy import func, select
 
         from dataclean_env.leaderboard.tables import records, runs, submissions
 
-        version = grader_version or GRADER_VERSION
+        try:
+            shown = suite_named(suite or DEFAULT_SUITE)
+        except KeyError:
+            names = ", ".join(suites())
+            raise InvalidSubmission(f"suite: no suite {suite!r}; the suites: {names}") from None
+        wanted = version or suite_version(shown.version, grader_version or GRADER_VERSION)
         self.sweep()
         with self.open().connect() as connection:
-            complete = [
-                board.RunRow(r.run_id, r.name, r.model, r.episodes, r.created_at)
+            versioned = select(records.c.run_id).where(records.c.suite_version == wanted).distinct()
+            played = [
+                board.RunRow(
+                    r.run_id,
+                    r.name,
+                    r.model,
+                    r.token_id is None,
+                    r.status,
+                    r.episodes,
+                    r.created_at,
+                )
                 for r in connection.execute(
                     select(
-                        runs.c.run_id, runs.c.name, runs.c.model, runs.c.episodes, runs.c.created_at
-                    ).where(runs.c.status == "complete")
+                        runs.c.run_id,
+                        runs.c.name,
+                        runs.c.model,
+                        runs.c.token_id,
+                        runs.c.status,
+                        runs.c.episodes,
+                        runs.c.created_at,
+                    ).where(
+                        (runs.c.run_id.in_(versioned))
+                        | ((runs.c.suite == shown.version) & (runs.c.status != "complete"))
+                    )
                 )
             ]
-            scores: dict[str, list[tuple[str, float]]] = {}
+            scores: dict[str, list[board.Scored]] = {}
             for row in connection.execute(
-                select(records.c.run_id, records.c.family, records.c.score).where(
-                    records.c.grader_version == version
-                )
-            ):
-                scores.setdefault(row.run_id, []).append((row.family, row.score))
+                select(
+                    records.c.run_id, records.c.family, records.c.difficulty, records.c.score,
+                    records.c.normalised, records.c.steps, records.c.refused, records.c.figures,
+                ).where(records.c.suite_version == wanted)
+            ):  # fmt: skip
+                scores.setdefault(row.run_id, []).append(board.Scored.of(row))
             best = connection.execute(
                 select(
                     submissions.c.model_name, submissions.c.task_id, func.max(submissions.c.score)
                 ).group_by(submissions.c.model_name, submissions.c.task_id)
             ).all()
             total = connection.execute(select(func.count()).select_from(submissions)).scalar_one()
+        named, anonymous, unranked = board.verified(played, scores, BOARD_LIMIT)
         return {
             "leaderboard": board.self_reported(best, BOARD_LIMIT),
             "total_submissions": total,
             "verified": {
-                "grader_version": version,
-                "entries": board.verified(complete, scores, BOARD_LIMIT),
+                "title": f"{wanted}: {shown.episodes} episodes per run, normalised score",
+                "suite": shown.name,
+                "suite_version": wanted,
+                "grader_version": grader_version or GRADER_VERSION,
+                "episodes_per_run": shown.episodes,
+                "entries": named,
+                "anonymous": anonymous,
+                "unranked": unranked,
+                "suites": {s.name: suite_version(s.version) for s in suites().values()},
             },
         }
 
@@ -559,6 +763,23 @@ class Leaderboard:
 def _utc(moment: datetime) -> datetime:
     """SQLite hands back naive datetimes; every stored one is UTC."""
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _running(pid: int) -> bool:
+    """Whether a process `pid` runs on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it runs, as another user
+        return True
+    return True
+
+
+@cache
+def _max_steps(family: str, secret: bytes) -> int:
+    # Every instance of a family has the same step budget: read it off instance 0.
+    return secret_instance(family, secret, 0).spec.max_steps
 
 
 def _families(families: list[str] | None) -> list[str]:
@@ -573,18 +794,43 @@ def _families(families: list[str] | None) -> list[str]:
     return list(dict.fromkeys(families))
 
 
-def _abort(connection: Connection, lost: list[Any], run_episodes: Any, runs: Any) -> None:
+def _close_if_ended(connection: Connection, run_id: str, now: datetime) -> bool:
+    """Close the run once none of its episodes is open: complete if all were finished,
+    else timed out. Whether it closed it."""
+    from sqlalchemy import func, select, update
+
+    from dataclean_env.leaderboard.tables import run_episodes, runs
+
+    counts: dict[str, int] = dict(
+        connection.execute(
+            select(run_episodes.c.status, func.count())
+            .where(run_episodes.c.run_id == run_id)
+            .group_by(run_episodes.c.status)
+        ).all()
+    )
+    if counts.get("open"):
+        return False
+    status = "complete" if set(counts) == {"finished"} else "timed_out"
+    return bool(
+        connection.execute(
+            update(runs)
+            .where(runs.c.run_id == run_id, runs.c.status == "open")
+            .values(status=status, completed_at=now)
+        ).rowcount
+    )
+
+
+def _abort(connection: Connection, run_ids: set[str], run_episodes: Any, runs: Any) -> None:
     from sqlalchemy import update
 
-    ids = [row.episode_id for row in lost]
     connection.execute(
         update(run_episodes)
-        .where(run_episodes.c.episode_id.in_(ids), run_episodes.c.status == "open")
+        .where(run_episodes.c.run_id.in_(run_ids), run_episodes.c.status == "open")
         .values(status="aborted")
     )
     connection.execute(
         update(runs)
-        .where(runs.c.run_id.in_({row.run_id for row in lost}), runs.c.status == "open")
+        .where(runs.c.run_id.in_(run_ids), runs.c.status == "open")
         .values(status="aborted", completed_at=datetime.now(UTC))
     )
-    log.warning("aborted %d leaderboard episodes that no server holds", len(ids))
+    log.warning("aborted %d leaderboard runs that no server holds", len(run_ids))

@@ -1,11 +1,14 @@
 """The leaderboard's tables (SQLAlchemy Core). Migrations in `migrations/` create them.
 
-runs          a run: who, which families, how many episodes, open / complete / aborted
+runs          a run: who (token, or anonymous), which suite or families, how many episodes,
+              open / complete / timed_out / aborted
 run_episodes  its episodes: instance (index and hash, never the seed), deadline, status
-records       append-only: one per episode and grader version, with the trace and score
+records       append-only: one per episode and grader version, with the trace, the score, the
+              normalised score, and the suite version the record counts under
 submissions   self-reported scores (CleanifyAI's form); never ranked with verified ones
 secrets       the server secret, when it was generated rather than given
 holders       server processes that hold episodes, with their last heartbeat
+tokens        submitter tokens: a name and the token's sha256 (never the token)
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ runs = Table(
     Column("generator_version", String(32), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("completed_at", DateTime(timezone=True)),
+    Column("suite", String(32)),  # the suite's composition version; NULL: a practice run
+    Column("token_id", String(16)),  # NULL: anonymous
+    Column("declared", JSON),  # what the agent said of itself (prompt, temperature, ...)
+    Column("deadline", DateTime(timezone=True)),  # the whole run's
 )
 
 run_episodes = Table(
@@ -83,6 +90,9 @@ records = Table(
     Column("server_version", String(32), nullable=False),
     Column("grader_version", String(32), nullable=False, index=True),
     Column("generator_version", String(32), nullable=False),
+    Column("suite_version", String(96), index=True),  # NULL: a practice run's
+    Column("normalised", Float),
+    Column("figures", JSON),  # rows lost, correct cells changed, exact match
     UniqueConstraint("episode_id", "grader_version", name="uq_record_episode_grader"),
 )
 
@@ -113,4 +123,14 @@ holders = Table(
     Column("pid", Integer, nullable=False),
     Column("started_at", DateTime(timezone=True), nullable=False),
     Column("seen_at", DateTime(timezone=True), nullable=False),
+)
+
+tokens = Table(
+    "tokens",
+    metadata,
+    Column("token_id", String(16), primary_key=True),
+    Column("name", String(64), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True)),
 )

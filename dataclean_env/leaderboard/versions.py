@@ -1,14 +1,36 @@
-"""Versions stamped on every leaderboard record; one board per grader version.
+"""Versions stamped on every leaderboard record; one board per suite version.
 
-Bump GRADER_VERSION when grading or an operation changes what a trace scores, and
-GENERATOR_VERSION when a generator changes what an instance holds; then run
-`python -m dataclean_env.leaderboard.audit --rescore` to score every stored run again.
+Bump GRADER_VERSION when grading or an operation changes what a trace scores; a generator's
+own VERSION (tasks.generated.GENERATOR_VERSIONS) when it changes what an instance holds;
+the suite's version in benchmark/suites/suites.json when its composition changes. Each of
+them changes the suite version (`suite_version`, the one place it is made), so a change
+opens a new board; `dataclean-env-admin audit --rescore` then scores the stored runs again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
+
 from dataclean_env import __version__
+from dataclean_env.tasks.generated import GENERATOR_VERSIONS
 
 SERVER_VERSION = __version__
 GRADER_VERSION = "grader-1"
-GENERATOR_VERSION = "generator-1"
+
+
+def generator_version(versions: Mapping[str, str] = GENERATOR_VERSIONS) -> str:
+    """One name for every generator's version at once."""
+    text = json.dumps(dict(versions), sort_keys=True)
+    return "gen-" + hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+GENERATOR_VERSION = generator_version()
+
+
+def suite_version(
+    composition: str, grader: str = GRADER_VERSION, generator: str = GENERATOR_VERSION
+) -> str:
+    """The version a suite's board and its records carry, e.g. dce-suite-1+grader-1+gen-…"""
+    return f"{composition}+{grader}+{generator}"

@@ -21,6 +21,7 @@ or 130 when interrupted.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -69,8 +70,9 @@ def parser() -> argparse.ArgumentParser:
     board.add_argument(
         "--leaderboard",
         metavar="NAME",
-        help="play a leaderboard run under NAME on --env-url's secret split (--family: one "
-        "generated family, else all; --episodes: how many, else the server's default)",
+        help="play a leaderboard run of --suite under NAME (or under the name of the token in "
+        "DCE_LEADERBOARD_TOKEN) on --env-url's secret split; with --family (one generated "
+        "family) or --episodes, a practice run instead, never ranked",
     )
     board.add_argument(
         "--resume",
@@ -83,6 +85,7 @@ def parser() -> argparse.ArgumentParser:
         help="where runs' tickets (their episode ids, for --resume) are kept "
         "(default: var/leaderboard-runs)",
     )
+    board.add_argument("--suite", default="full", help="full (default, ranked) or lite")
     llm = p.add_argument_group("LLM agent")
     llm.add_argument("--temperature", type=float, default=0.0)
     llm.add_argument("--max-tokens", type=int, default=512, help="token budget per reply")
@@ -141,14 +144,19 @@ def leaderboard_run(args: argparse.Namespace, registry: TaskRegistry) -> int:
         finished = leaderboard.resume(args.env_url, args.resume, make_agent, runs_dir)
         return 1 if any(r.error for r in finished) else 0
     families = [args.family] if args.family not in selection.FAMILIES else None
+    practice = families is not None or args.episodes is not None
+    declared = leaderboard.declared(args, agent_name)
     finished = leaderboard.run(
         args.env_url,
         args.leaderboard,
         make_agent,
         agent_name,
+        None if practice else args.suite,
         families,
         args.episodes,
         runs_dir,
+        os.environ.get("DCE_LEADERBOARD_TOKEN") or None,
+        declared,
     )
     return 1 if any(r.error for r in finished) else 0
 

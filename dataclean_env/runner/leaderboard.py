@@ -1,9 +1,10 @@
 """`inference.py --leaderboard NAME --env-url URL`: one whole leaderboard run with any agent.
 
-The server picks the instances (its secret split) and scores them itself; this side asks
-for a run, plays each of its blind episodes over /ws (a reset with the episode id joins
-it), sends `finish` to any episode the agent leaves open, and prints where to see the
-result. The log lines are the usual ones; while an episode runs, its reward reads 0.00
+The server picks the instances (a fresh draw of the suite from its secret split) and scores
+them itself; this side asks for a run (under the token in DCE_LEADERBOARD_TOKEN, if set),
+plays each of its blind episodes over /ws (a reset with the episode id joins it), sends
+`finish` to any episode the agent leaves open, and prints the run's normalised score and
+where to see its record. The log lines are the usual ones; while an episode runs, its reward reads 0.00
 (the server hides it), and `[END]` carries the final score the server revealed.
 
 `--resume RUN_ID` continues a run this client started: the episode ids are what lets one
@@ -59,9 +60,27 @@ def _blind(step: Step) -> Step:
     return step if step.score is not None else replace(step, score=0.0, components={})
 
 
-def request_json(url: str, body: dict[str, Any] | None = None, timeout: float = 120) -> Any:
+def declared(args: Any, agent_name: str) -> dict[str, Any]:
+    """What the run record shows of the agent: an LLM's prompt and temperature, or the
+    built-in policy's name."""
+    if args.agent in ("auto", "llm") and agent_name not in ("heuristic",):
+        from dataclean_env.agents.prompt import SYSTEM_PROMPT
+
+        return {"prompt": SYSTEM_PROMPT, "temperature": args.temperature}
+    return {"policy": agent_name}
+
+
+def request_json(
+    url: str,
+    body: dict[str, Any] | None = None,
+    timeout: float = 120,
+    token: str | None = None,
+) -> Any:
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=data, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as answer:
             return json.load(answer)
@@ -77,23 +96,33 @@ def run(
     name: str,
     make_agent: AgentFactory,
     agent_name: str,
+    suite: str | None = "full",
     families: list[str] | None = None,
     episodes: int | None = None,
     runs_dir: Path = RUNS_DIR,
+    token: str | None = None,
+    declared: dict[str, Any] | None = None,
 ) -> list[EpisodeResult]:
     base = base_url.rstrip("/")
     body: dict[str, Any] = {"name": name, "model": agent_name}
+    if suite and not (families or episodes):
+        body["suite"] = suite
     if families:
         body["families"] = families
     if episodes:
         body["episodes"] = episodes
-    started = request_json(f"{base}/leaderboard/runs", body)
+    if declared:
+        body["agent"] = declared
+    started = request_json(f"{base}/leaderboard/runs", body, token=token)
     run_id = started["run_id"]
     ticket = _ticket(runs_dir, run_id)
     ticket.parent.mkdir(parents=True, exist_ok=True)
     ticket.write_text(json.dumps({"env_url": base, **started}), encoding="utf-8")
+    kind = started.get("suite_version") or "practice, never ranked"
     print(
-        f"Leaderboard run {run_id}: {len(started['episodes'])} episodes (ticket: {ticket})",
+        f"Leaderboard run {run_id} ({kind}) as {started['name']}"
+        f"{' (anonymous)' if started.get('anonymous') else ''}: "
+        f"{len(started['episodes'])} episodes (ticket: {ticket})",
         file=sys.stderr,
     )
     return _play(
@@ -157,10 +186,15 @@ def _play(
     finally:
         env.close()
     status = request_json(f"{base}/leaderboard/runs/{run_id}")
-    mean = status["mean"]
+    summary = status.get("summary")
     print(
         f"Run {run_id} is {status['status']}"
-        + (f", mean score {mean:.4f}" if mean is not None else "")
+        + (
+            f", normalised score {summary['normalised']:.4f} "
+            f"[{summary['ci_low']:.4f}, {summary['ci_high']:.4f}] (raw {summary['raw']:.4f})"
+            if summary
+            else ""
+        )
         + f". Leaderboard: {base}/leaderboard (this run: {base}/leaderboard/runs/{run_id})",
         file=sys.stderr,
     )

@@ -20,7 +20,8 @@ it addresses, and may reset, that episode). A lookup answers "no such episode" t
 way whether the id is absent or belongs to another task, so answers reveal nothing.
 
 Issued episodes (the leaderboard's) are made by the server, not by a reset: `issue` adds
-one under its server-chosen id, a reset naming that id joins it instead of replacing it
+one under its server-chosen id (with the function that makes it on first join: a suite run
+issues hundreds, whose tables are made only as they are played), a reset naming that id joins it instead of replacing it
 (one attempt per instance), and only `withdraw` removes it (their owner bounds them).
 
 Processes: the store holds only episodes whose home is its process (`affinity`): a reset,
@@ -77,7 +78,7 @@ class EpisodeStore:
         self._episodes: dict[str, Episode] = {}
         self._defaults: dict[str, Episode] = {}
         self._default_ids: dict[str, Episode] = {}  # the defaults, by episode id
-        self._issued: dict[str, Episode] = {}
+        self._issued: dict[str, Callable[[], Episode | None]] = {}
         self._owners: dict[str, str] = {}  # episode id -> the client whose reset made it
         self._lock = threading.Lock()
 
@@ -140,9 +141,11 @@ class EpisodeStore:
         check_episode_id(episode_id)  # bounded before any lookup or echo
         self.place.check(episode_id)
         now = self.clock()
+        # Issued episodes never idle-expire: their owner (the leaderboard) bounds them.
+        episode = self.issued(episode_id)
         with self._lock:
-            # Issued episodes never idle-expire: their owner (the leaderboard) bounds them.
-            episode = self._issued.get(episode_id) or self._episodes.get(episode_id)
+            if episode is None:
+                episode = self._episodes.get(episode_id)
             if (
                 episode_id not in self._issued
                 and episode is not None
@@ -165,13 +168,15 @@ class EpisodeStore:
         return episode if episode is not None else self.reset(task_id)
 
     # ── issued episodes ───────────────────────────────────────────────────
-    def issue(self, episode: Episode) -> None:
+    def issue(self, episode_id: str, join: Callable[[], Episode | None]) -> None:
+        """Hold `episode_id` for its issuer: `join` makes (on first call) or returns it."""
         with self._lock:
-            self._issued[episode.episode_id] = episode
+            self._issued[episode_id] = join
 
     def issued(self, episode_id: str) -> Episode | None:
         with self._lock:
-            return self._issued.get(episode_id)
+            join = self._issued.get(episode_id)
+        return None if join is None else join()  # outside the lock: a first join builds
 
     def join(self, episode_id: str) -> Episode | None:
         """The issued episode a /ws reset names; Misdirected for a leaderboard id homed on

@@ -1,6 +1,8 @@
 """The leaderboard over HTTP and /ws (SQLite in a temporary folder): self-reported scores,
-verified runs on the secret split, blind episodes, one attempt, limits, and the audit.
-The database tier (PostgreSQL, concurrency, crash and restart) is tests/e2e/test_leaderboard_db.py.
+runs on the secret split, blind episodes, one attempt, limits, and the audit. Most runs
+here are practice runs (`families`, `episodes`: quick, never ranked); suites, ranking,
+tokens and start-up are tests/api/test_leaderboard_suites.py. The database tier
+(PostgreSQL, concurrency, crash and restart) is tests/e2e/test_leaderboard_db.py.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from sqlalchemy import select, update
 from websockets.sync.client import connect
 
 from dataclean_env.agents.heuristic import HeuristicAgent
+from dataclean_env.benchmark.suite import suites
 from dataclean_env.leaderboard.audit import replay, rescore, verify
 from dataclean_env.leaderboard.tables import records, run_episodes, runs
-from dataclean_env.leaderboard.versions import GRADER_VERSION
+from dataclean_env.leaderboard.versions import GRADER_VERSION, suite_version
 from dataclean_env.server.app import create_app
 from dataclean_env.settings import Settings
 from tests.support import ok
@@ -29,11 +32,19 @@ from tests.web import LiveServer
 
 FINISH = {"operation": "finish"}
 SHOW = {"operation": "show_rows", "parameters": {"offset": 1}}  # accepted, changes no cell
-EMPTY = {
-    "leaderboard": [],
-    "total_submissions": 0,
-    "verified": {"grader_version": GRADER_VERSION, "entries": []},
+FULL = suite_version("dce-suite-1")
+NO_RUNS = {
+    "title": f"{FULL}: 756 episodes per run, normalised score",
+    "suite": "full",
+    "suite_version": FULL,
+    "grader_version": GRADER_VERSION,
+    "episodes_per_run": 756,
+    "entries": [],
+    "anonymous": [],
+    "unranked": [],
+    "suites": {"full": FULL, "lite": suite_version("dce-suite-1-lite")},
 }
+EMPTY = {"leaderboard": [], "total_submissions": 0, "verified": NO_RUNS}
 
 
 def board_settings(folder: Path, **overrides: Any) -> Settings:
@@ -118,7 +129,7 @@ def test_a_submission_is_stored_as_self_reported_in_cleanifyai_shape(board: Test
             },
         ],
         "total_submissions": 4,
-        "verified": {"grader_version": GRADER_VERSION, "entries": []},
+        "verified": NO_RUNS,
     }
 
 
@@ -183,6 +194,9 @@ def test_an_unusable_database_makes_only_the_leaderboard_unavailable(tmp_path: P
         {"model": "m"},
         {"name": "a", "model": "m", "score": 0.99},  # a run never takes a score
         {"name": "a", "model": "m", "scores": [0.99]},
+        {"name": "a", "model": "m", "suite": "no_such_suite"},
+        {"name": "a", "model": "m", "suite": "lite", "episodes": 2},  # a suite is played whole
+        {"name": "a", "model": "m", "agent": {"temperature": -1}},
     ],
 )
 def test_bad_run_requests_are_refused(board: TestClient, body: dict) -> None:
@@ -204,9 +218,18 @@ def test_a_run_issues_unguessable_ids_that_its_public_status_never_shows(board: 
     assert (answer.status_code, answer.json()["code"]) == (404, "UNKNOWN_RUN")
 
 
-def test_the_default_run_spreads_over_every_generated_family(board: TestClient) -> None:
+def test_the_default_run_plays_the_full_suite_and_a_practice_run_every_family(
+    board: TestClient,
+) -> None:
     run = start_run(board)
-    families = [e["task_id"] for e in run["episodes"]]
+    assert (run["suite"], run["suite_version"], run["anonymous"]) == ("full", FULL, True)
+    cells = [(e["task_id"], e["difficulty"]) for e in run["episodes"]]
+    full = suites()["full"]
+    assert len(cells) == 756
+    assert cells == [(c.family, c.difficulty) for c in full.cells for _ in range(28)]
+    practice = start_run(board, episodes=12)
+    assert practice["suite"] is None and practice["suite_version"] is None
+    families = [e["task_id"] for e in practice["episodes"]]
     assert len(families) == 12
     assert sorted(set(families)) == sorted(
         ["fix_types", "normalize_dedupe", "full_pipeline", "crm", "orders", "inventory"]
@@ -238,8 +261,8 @@ def test_blind_over_rest_until_the_end_then_the_score_the_server_recorded(
     assert again.instance_hash == record.instance_hash
     status = ok(board.get(f"/leaderboard/runs/{run['run_id']}"))
     assert status["status"] == "complete" and status["mean"] == last["reward"]["total"]
-    [entry] = ok(board.get("/leaderboard"))["verified"]["entries"]
-    assert (entry["run_id"], entry["mean"], entry["episodes"]) == (run["run_id"], record.score, 1)
+    assert status["ranked"] is False  # a practice run: never on a board
+    assert ok(board.get("/leaderboard"))["verified"] == NO_RUNS
 
 
 def test_hidden_reward_mode_works_outside_the_leaderboard(board: TestClient) -> None:
@@ -279,8 +302,8 @@ def test_a_client_cannot_send_a_score_with_a_step(board: TestClient) -> None:
     # Self-reporting the same name changes nothing on the verified board.
     ok(board.post("/leaderboard/submit", json={**GOOD, "model_name": "m", "score": 0.9999}))
     last = step(board, episode_id, FINISH)
-    [entry] = ok(board.get("/leaderboard"))["verified"]["entries"]
-    assert entry["mean"] == last["reward"]["total"] < 0.9
+    status = ok(board.get(f"/leaderboard/runs/{run['run_id']}"))
+    assert status["mean"] == last["reward"]["total"] < 0.9
 
 
 def test_an_episode_past_its_deadline_is_scored_as_it_stands(tmp_path: Path) -> None:
@@ -296,19 +319,24 @@ def test_an_episode_past_its_deadline_is_scored_as_it_stands(tmp_path: Path) -> 
         assert (late.status_code, late.json()["code"]) == (409, "EPISODE_FINISHED")
         assert "timed_out" in late.json()["detail"]
         status = ok(client.get(f"/leaderboard/runs/{run['run_id']}"))
-        assert status["status"] == "complete"
+        assert status["status"] == "timed_out"  # not every episode was finished
         assert [e["status"] for e in status["episodes"]] == ["finished", "timed_out"]
-        assert len(ok(client.get("/leaderboard"))["verified"]["entries"]) == 1
+        assert [r.status for r in stored(client, run["run_id"])] == ["finished", "timed_out"]
 
 
 def test_an_untouched_run_times_out_when_the_board_is_read(tmp_path: Path) -> None:
-    settings = board_settings(tmp_path, leaderboard_episode_seconds=0.3)
+    """An episode's clock starts when it is joined; the run's own deadline ends the rest."""
+    settings = board_settings(tmp_path, leaderboard_run_seconds=0.3)
     with TestClient(create_app(settings)) as client:
-        run = start_run(client, families=["crm"], episodes=1)
+        run = start_run(client, families=["crm"], episodes=2)
+        first = run["episodes"][0]["episode_id"]
+        ok(client.post("/reset", json={"episode_id": first}))
         time.sleep(0.5)
-        [entry] = ok(client.get("/leaderboard"))["verified"]["entries"]
-        assert entry["run_id"] == run["run_id"]
-        [record] = stored(client, run["run_id"])
+        ok(client.get("/leaderboard"))
+        status = ok(client.get(f"/leaderboard/runs/{run['run_id']}"))
+        assert status["status"] == "timed_out"
+        assert [e["status"] for e in status["episodes"]] == ["timed_out", "timed_out"]
+        [record] = stored(client, run["run_id"])  # the joined one, scored as it stood
         assert (record.status, record.trace, record.steps) == ("timed_out", [], 0)
 
 
@@ -408,28 +436,6 @@ def test_names_are_stored_nfkc_normalised_and_trimmed(board: TestClient) -> None
     assert start_run(board, name=accented, episodes=1)["name"] == "Jos\u00e9"
 
 
-def test_runs_rank_by_mean_with_an_interval_and_family_columns(board: TestClient) -> None:
-    families = ["crm", "orders"]
-    idle = start_run(board, name="idle", model="noop", families=families, episodes=4)
-    for e in idle["episodes"]:
-        step(board, e["episode_id"], FINISH)
-    worker = start_run(board, name="worker", model="heuristic", families=families, episodes=4)
-    finals = [play_heuristic(board, e["episode_id"])["reward"]["total"] for e in worker["episodes"]]
-    entries = ok(board.get("/leaderboard"))["verified"]["entries"]
-    assert [(e["rank"], e["name"]) for e in entries] == [(1, "worker"), (2, "idle")]
-    top = entries[0]
-    assert top["mean"] == round(sum(finals) / 4, 4)
-    assert top["ci_low"] <= top["mean"] <= top["ci_high"]
-    assert top["families"] == {
-        "crm": round((finals[0] + finals[2]) / 2, 4),
-        "orders": round((finals[1] + finals[3]) / 2, 4),
-    }
-    assert top["episodes"] == 4
-    assert set(top) == {
-        "rank", "name", "model", "mean", "ci_low", "ci_high", "episodes", "families", "run_id"
-    }  # fmt: skip
-
-
 def test_the_audit_replays_runs_and_catches_a_changed_score(board: TestClient) -> None:
     run = start_run(board, families=["inventory", "fix_types"], episodes=2)
     for e in run["episodes"]:
@@ -438,11 +444,8 @@ def test_the_audit_replays_runs_and_catches_a_changed_score(board: TestClient) -
     engine, secret = service.open(), service.secret
     report = verify(engine, secret)
     assert (report.matched, report.differ) == (2, [])
-    # Re-scoring under another grader version builds that version's board, same scores.
+    # Re-scoring under another grader version (a suite run's: tests/api/test_leaderboard_suites.py)
     assert rescore(engine, secret, "grader-next").rescored == 2
-    before = ok(board.get("/leaderboard"))["verified"]["entries"]
-    after = ok(board.get("/leaderboard", params={"grader_version": "grader-next"}))["verified"]
-    assert after["grader_version"] == "grader-next" and after["entries"] == before
     assert rescore(engine, secret, "grader-next").rescored == 0  # idempotent
     with engine.begin() as connection:
         connection.execute(

@@ -25,7 +25,7 @@ def test_issued_episodes_never_expire_and_a_reset_joins_them() -> None:
     registry = default_registry()
     store = EpisodeStore(registry, capacity=4, ttl_seconds=60.0, clock=clock)
     issued = Episode("lb-issued", registry.make("crm", 0))
-    store.issue(issued)
+    store.issue("lb-issued", lambda: issued)
     assert store.get("lb-issued") is issued
     clock.now += 3600
     assert store.get("lb-issued") is issued

@@ -81,25 +81,45 @@ def test_the_trace_is_bounded_in_bytes() -> None:
     assert episode.step_count == 0 and episode.refusals == 0
 
 
-def test_verified_board_ranks_complete_runs_by_mean() -> None:
+def scored(family: str, normalised: float, raw: float) -> board.Scored:
+    return board.Scored(family, "medium", raw, normalised, 3, 0, {})
+
+
+def test_the_verified_board_pools_a_submitter_model_and_keeps_anonymous_apart() -> None:
     runs = [
-        board.RunRow("run-a", "alice", "m1", 2, 1),
-        board.RunRow("run-b", "bob", "m2", 2, 2),
-        board.RunRow("run-c", "carol", "m3", 3, 3),  # one record missing: not on the board
+        board.RunRow("run-a1", "alice", "m1", False, "complete", 2, 1),
+        board.RunRow("run-b", "bob", "m2", False, "complete", 2, 2),
+        board.RunRow("run-a2", "alice", "m1", False, "complete", 2, 3),
+        board.RunRow("run-c", "carol", "m3", False, "complete", 3, 4),  # a record missing
+        board.RunRow("run-d", "dave", "m4", False, "timed_out", 2, 5),
+        board.RunRow("run-x", "alice", "m1", True, "complete", 2, 6),  # anonymous
     ]
     scores = {
-        "run-a": [("crm", 0.5), ("orders", 0.7)],
-        "run-b": [("crm", 0.9), ("crm", 0.8)],
-        "run-c": [("crm", 0.99), ("crm", 0.99)],
+        "run-a1": [scored("crm", 0.5, 0.7), scored("orders", 0.7, 0.8)],
+        "run-a2": [scored("crm", 0.9, 0.9), scored("orders", 0.3, 0.6)],
+        "run-b": [scored("crm", 0.7, 0.8), scored("crm", 0.5, 0.7)],
+        "run-c": [scored("crm", 0.99, 0.99), scored("crm", 0.99, 0.99)],
+        "run-d": [scored("crm", 1.0, 0.99), scored("crm", 1.0, 0.99)],
+        "run-x": [scored("crm", 1.0, 0.99), scored("crm", 1.0, 0.99)],
     }
-    entries = board.verified(runs, scores, limit=10)
-    assert [(e["rank"], e["run_id"], e["mean"]) for e in entries] == [
-        (1, "run-b", 0.85),
-        (2, "run-a", 0.6),
+    named, anonymous, unranked = board.verified(runs, scores, limit=10)
+    assert [(e["rank"], e["name"], e["normalised"], e["runs"], e["episodes"]) for e in named] == [
+        (1, "alice", 0.6, 2, 4),  # pooled: (0.5 + 0.7 + 0.9 + 0.3) / 4; ties go to the earlier
+        (2, "bob", 0.6, 1, 2),
     ]
-    assert entries[1]["families"] == {"crm": 0.5, "orders": 0.7}
-    assert entries[0]["ci_low"] == 0.8 and entries[0]["ci_high"] == 0.9
-    assert entries[0]["episodes"] == 2
+    assert named[0]["raw"] == 0.75
+    assert named[0]["families"] == {
+        "crm": {"normalised": 0.7, "raw": 0.8},
+        "orders": {"normalised": 0.5, "raw": 0.7},
+    }
+    assert named[0]["records"] == ["/leaderboard/runs/run-a1", "/leaderboard/runs/run-a2"]
+    assert named[1]["ci_low"] == 0.5 and named[1]["ci_high"] == 0.7
+    [apart] = anonymous
+    assert (apart["name"], apart["normalised"], "rank" in apart) == ("alice", 1.0, False)
+    assert [(u["run_id"], u["status"], u["scored"]) for u in unranked] == [
+        ("run-c", "complete", 2),
+        ("run-d", "timed_out", 2),
+    ]
 
 
 def test_self_reported_board_keeps_each_task_best_score() -> None:

@@ -47,7 +47,7 @@ def long_past_deadline(board: Leaderboard, run_id: str) -> None:
 def owner_and_run(tmp_path: Path) -> tuple[Path, Leaderboard, str]:
     database = tmp_path / "board.sqlite3"
     owner = server_process(database)
-    run = owner.create_run("holders", "model-x", ["crm"], 2, client="127.0.0.1")
+    run = owner.create_run("holders", "model-x", "127.0.0.1", families=["crm"], episodes=2)
     long_past_deadline(owner, run["run_id"])
     return database, owner, run["run_id"]
 

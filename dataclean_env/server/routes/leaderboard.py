@@ -1,23 +1,29 @@
 """The leaderboard's routes: verified runs on the secret split, and self-reported scores.
 
 GET  /leaderboard              CleanifyAI's board of self-reported scores, the verified
-                               board beside it (`?grader_version=` picks another board)
+                               board of one suite version beside it (`?suite=lite`,
+                               `?suite_version=`, `?grader_version=` pick another board)
 POST /leaderboard/submit       a self-reported score (CleanifyAI's form), validated
-POST /leaderboard/runs         start a run: its id and its blind episodes' ids
-GET  /leaderboard/runs/{id}    a run's status and its ended episodes' scores
+POST /leaderboard/runs         start a run of a suite (`Authorization: Bearer <token>`
+                               puts it under the token's name): its blind episodes' ids
+GET  /leaderboard/runs/{id}    a run's record: status, versions, what the agent declared,
+                               its ended episodes' scores and their summary
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dataclean_env.errors import InvalidSubmission
-from dataclean_env.leaderboard.names import board_name
+from dataclean_env.errors import InvalidSubmission, InvalidToken, TokenRequired
+from dataclean_env.leaderboard import tokens
+from dataclean_env.leaderboard.names import MODEL_LENGTH, NAME_LENGTH, board_name
 from dataclean_env.leaderboard.service import Leaderboard
+from dataclean_env.leaderboard.tokens import Submitter
 from dataclean_env.server.deps import get_registry, get_settings
 from dataclean_env.server.rate_limit import client_key
 from dataclean_env.server.requests import read_json
@@ -26,8 +32,6 @@ from dataclean_env.tasks import TaskRegistry
 
 router = APIRouter(tags=["leaderboard"])
 
-NAME_LENGTH = 64  # characters of a submitter's name, once normalised
-MODEL_LENGTH = 128  # characters of a model's name, once normalised
 NAME_RULE = "NFKC-normalised and trimmed; no control or format characters (INVALID_NAME)"
 
 
@@ -42,13 +46,34 @@ class SubmitRequest(BaseModel):
     steps: int = Field(default=0, ge=0, le=100_000)
 
 
+class Declared(BaseModel):
+    """What the agent says of itself, shown on its run record (never checked)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: str | None = Field(default=None, max_length=8000, description="Its system prompt.")
+    policy: str | None = Field(default=None, max_length=200, description="Or its policy.")
+    temperature: float | None = Field(default=None, ge=0.0, le=10.0, allow_inf_nan=False)
+    step_budget: int | None = Field(default=None, ge=1, le=10_000, description="Its own.")
+
+
 class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(description=f"Who runs it: at most {NAME_LENGTH} characters, {NAME_RULE}.")
+    name: str | None = Field(
+        default=None,
+        description=f"Who runs it, without a token: at most {NAME_LENGTH} characters, "
+        f"{NAME_RULE}. With a token the run goes under the token's name.",
+    )
     model: str = Field(description=f"The agent: at most {MODEL_LENGTH} characters, {NAME_RULE}.")
-    families: list[str] | None = Field(default=None, max_length=16)
-    episodes: int | None = Field(default=None, ge=1, description="Default: the server's.")
+    suite: str | None = Field(
+        default=None, max_length=64, description="`full` (the default) or `lite`, or a version."
+    )
+    families: list[str] | None = Field(
+        default=None, max_length=16, description="A practice run (never ranked) of these."
+    )
+    episodes: int | None = Field(default=None, ge=1, description="A practice run's size.")
+    agent: Declared | None = None
 
 
 async def get_leaderboard(request: Request) -> Leaderboard:
@@ -80,11 +105,13 @@ def _body(model: type[BaseModel]) -> dict[str, Any]:
 @router.get("/leaderboard")
 async def leaderboard(
     board: Board,
+    suite: Annotated[str | None, Query(max_length=64)] = None,
+    suite_version: Annotated[str | None, Query(max_length=96)] = None,
     grader_version: Annotated[str | None, Query(max_length=32)] = None,
 ) -> dict[str, Any]:
     """Self-reported scores in CleanifyAI's shape (`leaderboard`, `total_submissions`) and
-    the verified board of one grader version (`verified`), never mixed."""
-    return await run_in_threadpool(board.boards, grader_version)
+    the verified board of one suite version (`verified`), never mixed."""
+    return await run_in_threadpool(board.boards, suite, suite_version, grader_version)
 
 
 @router.post("/leaderboard/submit", openapi_extra=_body(SubmitRequest))
@@ -105,21 +132,53 @@ async def submit(request: Request, board: Board, registry: Registry, settings: C
 
 @router.post("/leaderboard/runs", openapi_extra=_body(RunRequest))
 async def start_run(request: Request, board: Board, settings: Config) -> Any:
-    """Start a run on fresh secret-split instances. Play each episode by its id: over REST
-    (`POST /reset` with `episode_id` joins it, then `/step` with it), or over /ws (a reset
-    frame with `episode_id`). Episodes are blind; the server scores them itself."""
+    """Start a run on fresh secret-split instances of a suite. Play each episode by its id:
+    over REST (`POST /reset` with `episode_id` joins it, then `/step` with it), or over /ws
+    (a reset frame with `episode_id`). Episodes are blind; the server scores them itself."""
     form = _parse(RunRequest, await read_json(request, settings.max_body_bytes))
+    submitter = await run_in_threadpool(_submitter, request, board, settings)
+    if submitter is not None:
+        name = submitter.name
+    elif form.name is None:
+        raise InvalidSubmission("name: required without a submitter token")
+    else:
+        name = board_name(form.name, "name", NAME_LENGTH)
+    declared = form.agent.model_dump(exclude_none=True) if form.agent else {}
     return await run_in_threadpool(
-        board.create_run,
-        board_name(form.name, "name", NAME_LENGTH),
-        board_name(form.model, "model", MODEL_LENGTH),
-        form.families,
-        form.episodes,
-        client_key(request.scope),
+        partial(
+            board.create_run,
+            name,
+            board_name(form.model, "model", MODEL_LENGTH),
+            client_key(request.scope),
+            suite=form.suite,
+            families=form.families,
+            episodes=form.episodes,
+            submitter=submitter,
+            declared=declared,
+        )
     )
+
+
+def _submitter(request: Request, board: Leaderboard, settings: Settings) -> Submitter | None:
+    """The token's holder; None: an anonymous run (refused when tokens are required)."""
+    given = request.headers.get("authorization")
+    if given is None:
+        if settings.leaderboard_require_token:
+            raise TokenRequired(
+                "this server ranks only runs under a submitter token: send "
+                "Authorization: Bearer <token> (ask its administrator for one)"
+            )
+        return None
+    scheme, _, token = given.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise InvalidToken("Authorization must be: Bearer <token>")
+    return tokens.submitter(board.open(), token.strip())
 
 
 @router.get("/leaderboard/runs/{run_id}")
 async def run_status(run_id: str, board: Board) -> Any:
-    """A run's status (open, complete, aborted) and the scores of its ended episodes."""
+    """A run's record: status (open, complete, timed_out, aborted), suite, grader, generator
+    and server versions, what the agent declared, each ended episode's raw and normalised
+    score, and the summary per family (with the rates of refused actions, rows lost,
+    correct cells changed and exact matches) and per difficulty."""
     return await run_in_threadpool(board.run, run_id)
