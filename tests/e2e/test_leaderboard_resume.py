@@ -36,7 +36,14 @@ def test_a_stopped_run_is_resumed_and_completes(tmp_path: Path) -> None:
     with LiveServer() as server:
         with pytest.raises(KeyboardInterrupt):
             leaderboard.run(
-                server.url, "resumer", stops_at_second, "heuristic-baseline", ["crm"], 3, tmp_path
+                server.url,
+                "resumer",
+                stops_at_second,
+                "heuristic-baseline",
+                suite=None,
+                families=["crm"],
+                episodes=3,
+                runs_dir=tmp_path,
             )
         (ticket,) = tmp_path.glob("run-*.json")
         run_id = ticket.stem
