@@ -33,6 +33,7 @@ class RunRow:
     status: str
     episodes: int
     created_at: Any
+    rollouts: int = 1  # plays of each drawn instance
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,9 @@ def verified(
             "model": model,
             **scores(episodes),
             "runs": len(pooled),
+            # Plays per instance in the pooled runs: with more than one, an instance's
+            # episodes are not independent draws, and the interval is over episodes.
+            "rollouts": sorted({run.rollouts for run in pooled}),
             "families": {f: _pair(g) for f, g in _by(episodes, "family").items()},
             "difficulties": {d: _pair(g) for d, g in _by(episodes, "difficulty").items()},
             "records": [f"/leaderboard/runs/{run.run_id}" for run in pooled],

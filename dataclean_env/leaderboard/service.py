@@ -224,9 +224,12 @@ class Leaderboard:
         episodes: int | None = None,
         submitter: Submitter | None = None,
         declared: dict[str, Any] | None = None,
+        rollouts: int = 1,
     ) -> dict[str, Any]:
         """A run of `suite` (default: the full suite), or with `families`/`episodes` a
-        practice run (never ranked). `submitter`: the token's holder; None: anonymous."""
+        practice run (never ranked). `submitter`: the token's holder; None: anonymous.
+        `rollouts`: each drawn instance is played that many times, as separate episodes in
+        a row (the run is complete when every one is finished)."""
         engine = self.open()
         played = self._composition(suite, families, episodes)
         run_id = "run-" + random_source.token_hex(8)
@@ -236,8 +239,9 @@ class Leaderboard:
         try:
             self.run_limit.take(client)
             drawn = played.draw(self.secret) if isinstance(played, Suite) else played
+            drawn = [instance for instance in drawn for _ in range(rollouts)]
             slots = self._store_run(
-                engine, run_id, name, model, played, drawn, client, submitter, declared
+                engine, run_id, name, model, played, drawn, client, submitter, declared, rollouts
             )
         except BaseException:
             with self._live_lock:
@@ -259,6 +263,7 @@ class Leaderboard:
             "grader_version": GRADER_VERSION,
             "deadline_seconds": self.settings.leaderboard_episode_seconds,
             "run_deadline_seconds": self.settings.leaderboard_run_seconds,
+            "rollouts": rollouts,
             "episodes": [
                 {"episode_id": episode_id, "task_id": s.family, "difficulty": s.difficulty}
                 for episode_id, s in slots.items()
@@ -330,6 +335,7 @@ class Leaderboard:
         client: str,
         submitter: Submitter | None,
         declared: dict[str, Any] | None,
+        rollouts: int,
     ) -> dict[str, Slot]:
         """Commit the run and its episodes; their slots, by episode id, in run order."""
         from sqlalchemy import insert
@@ -384,6 +390,7 @@ class Leaderboard:
                     token_id=submitter.token_id if submitter else None,
                     declared=declared or {},
                     deadline=now + timedelta(seconds=run_seconds),
+                    rollouts=rollouts,
                 )
             )
             connection.execute(insert(run_episodes), rows)
@@ -459,6 +466,7 @@ class Leaderboard:
             "generator_version": row.generator_version,
             "server_version": row.server_version,
             "declared": {"model": row.model, **(row.declared or {})},
+            "rollouts": row.rollouts,
             "step_budgets": {f: _max_steps(f, self.secret) for f in row.families},
             "created_at": _utc(row.created_at).isoformat(),
             "mean": round(sum(e.score for e in ended) / len(ended), 4)
@@ -712,6 +720,7 @@ class Leaderboard:
                     r.status,
                     r.episodes,
                     r.created_at,
+                    r.rollouts,
                 )
                 for r in connection.execute(
                     select(
@@ -722,6 +731,7 @@ class Leaderboard:
                         runs.c.status,
                         runs.c.episodes,
                         runs.c.created_at,
+                        runs.c.rollouts,
                     ).where(
                         (runs.c.run_id.in_(versioned))
                         | ((runs.c.suite == shown.version) & (runs.c.status != "complete"))

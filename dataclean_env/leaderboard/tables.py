@@ -47,6 +47,7 @@ runs = Table(
     Column("token_id", String(16)),  # NULL: anonymous
     Column("declared", JSON),  # what the agent said of itself (prompt, temperature, ...)
     Column("deadline", DateTime(timezone=True)),  # the whole run's
+    Column("rollouts", Integer, nullable=False, server_default="1"),  # plays per instance
 )
 
 run_episodes = Table(

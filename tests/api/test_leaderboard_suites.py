@@ -22,7 +22,7 @@ from sqlalchemy import select, update
 
 from dataclean_env.leaderboard import tokens
 from dataclean_env.leaderboard.audit import rescore, verify
-from dataclean_env.leaderboard.tables import holders, records
+from dataclean_env.leaderboard.tables import holders, records, run_episodes
 from dataclean_env.leaderboard.tables import tokens as token_table
 from dataclean_env.leaderboard.versions import (
     GENERATOR_VERSION,
@@ -142,6 +142,47 @@ def test_five_runs_of_one_submitter_and_model_make_one_pooled_row(board: TestCli
     assert (first["ci_low"], first["ci_high"]) == (round(low, 4), round(high, 4))
     assert first["records"] == [f"/leaderboard/runs/{r}" for r in runs]
     assert (second["rank"], second["name"], second["runs"]) == (2, "bob", 1)
+
+
+def test_several_rollouts_per_instance_are_played_and_reported_as_such(
+    board: TestClient,
+) -> None:
+    alice = token_for(board, "alice")
+    run = lite_run(board, alice, rollouts=2)
+    episodes = run["episodes"]
+    assert run["rollouts"] == 2 and len(episodes) == 2 * len(LITE_FAMILIES)
+    # Each drawn instance twice in a row: the same family and difficulty, two episode ids.
+    pairs = list(zip(episodes[::2], episodes[1::2], strict=True))
+    assert sorted(a["task_id"] for a, _ in pairs) == LITE_FAMILIES
+    assert all((a["task_id"], a["difficulty"]) == (b["task_id"], b["difficulty"]) for a, b in pairs)
+    with board.app.state.leaderboard.open().connect() as connection:
+        hashes = [
+            h
+            for (h,) in connection.execute(
+                select(run_episodes.c.instance_hash)
+                .where(run_episodes.c.run_id == run["run_id"])
+                .order_by(run_episodes.c.position)
+            )
+        ]
+    assert hashes[::2] == hashes[1::2] and len(set(hashes)) == len(LITE_FAMILIES)
+    finish_all(board, run, leave=1)
+    assert lite_board(board)["entries"] == []  # one rollout left: not complete
+    step(board, episodes[-1]["episode_id"], FINISH)
+    (entry,) = lite_board(board)["entries"]
+    assert (entry["runs"], entry["episodes"], entry["rollouts"]) == (1, 18, [2])
+    record = ok(board.get(f"/leaderboard/runs/{run['run_id']}"))
+    assert (record["rollouts"], record["status"], record["ranked"]) == (2, "complete", True)
+    once = lite_run(board, alice)
+    finish_all(board, once)
+    (pooled,) = lite_board(board)["entries"]
+    assert (pooled["runs"], pooled["episodes"], pooled["rollouts"]) == (2, 27, [1, 2])
+    for wrong in (0, 9):
+        answer = board.post(
+            "/leaderboard/runs",
+            json={"model": "m", "suite": "lite", "rollouts": wrong},
+            headers=alice,
+        )
+        assert answer.status_code == 422 and answer.json()["code"] == "INVALID_SUBMISSION"
 
 
 def test_anonymous_runs_never_rank_with_named_ones(board: TestClient) -> None:

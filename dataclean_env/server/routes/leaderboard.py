@@ -33,6 +33,7 @@ from dataclean_env.tasks import TaskRegistry
 router = APIRouter(tags=["leaderboard"])
 
 NAME_RULE = "NFKC-normalised and trimmed; no control or format characters (INVALID_NAME)"
+MAX_ROLLOUTS = 8  # plays of one drawn instance in a run
 
 
 class SubmitRequest(BaseModel):
@@ -73,6 +74,9 @@ class RunRequest(BaseModel):
         default=None, max_length=16, description="A practice run (never ranked) of these."
     )
     episodes: int | None = Field(default=None, ge=1, description="A practice run's size.")
+    rollouts: int = Field(
+        default=1, ge=1, le=MAX_ROLLOUTS, description="Plays of each drawn instance (episodes)."
+    )
     agent: Declared | None = None
 
 
@@ -155,6 +159,7 @@ async def start_run(request: Request, board: Board, settings: Config) -> Any:
             episodes=form.episodes,
             submitter=submitter,
             declared=declared,
+            rollouts=form.rollouts,
         )
     )
 

@@ -1,7 +1,8 @@
 """Suites, submitter tokens and normalised scores.
 
 runs gain the suite they play (its composition version), the token they ran under (NULL:
-anonymous), what the agent declared, and a deadline for the whole run; records gain the
+anonymous), what the agent declared, a deadline for the whole run and how many times it
+plays each drawn instance; records gain the
 suite version they count under, the normalised score and the per-episode figures; tokens
 hold a sha256 of each submitter token, never the token.
 
@@ -37,6 +38,7 @@ def upgrade() -> None:
         batch.add_column(sa.Column("token_id", sa.String(16), nullable=True))
         batch.add_column(sa.Column("declared", sa.JSON, nullable=True))
         batch.add_column(sa.Column("deadline", TS, nullable=True))
+        batch.add_column(sa.Column("rollouts", sa.Integer, nullable=False, server_default="1"))
     with op.batch_alter_table("records") as batch:
         batch.add_column(sa.Column("suite_version", sa.String(96), nullable=True))
         batch.add_column(sa.Column("normalised", sa.Float, nullable=True))
@@ -50,6 +52,6 @@ def downgrade() -> None:
         for column in ("figures", "normalised", "suite_version"):
             batch.drop_column(column)
     with op.batch_alter_table("runs") as batch:
-        for column in ("deadline", "declared", "token_id", "suite"):
+        for column in ("rollouts", "deadline", "declared", "token_id", "suite"):
             batch.drop_column(column)
     op.drop_table("tokens")
