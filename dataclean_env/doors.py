@@ -24,6 +24,7 @@ from dataclean_env.episode import Episode
 from dataclean_env.errors import EnvError, InvalidAction, UnknownEpisode, describe
 from dataclean_env.generation import SPLITS
 from dataclean_env.schemas import Action, ResetRequest, StepResult
+from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry
 
 _EPISODE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # fullmatch: "$" would allow a "\n"
@@ -64,8 +65,10 @@ def start_episode(
     seed: int | None = None,
     split: str = "train",
     episode_id: str | None = None,
+    memory: StepMemory | None = None,
 ) -> Episode:
-    """A fresh episode of `task_id` (UnknownTask, InvalidAction on bad options)."""
+    """A fresh episode of `task_id` (UnknownTask, InvalidAction on bad options), taking
+    steps over from `memory` (None: every step computed)."""
     registry.spec(task_id)
     if split not in SPLITS:
         raise InvalidAction(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
@@ -78,7 +81,7 @@ def start_episode(
             "are issued by POST /leaderboard/runs and this one is not open (its run ended, or "
             "the server restarted: episodes live in memory); start a new run"
         )
-    return Episode(name, registry.make(task_id, seed, split))
+    return Episode(name, registry.make(task_id, seed, split), memory=memory)
 
 
 # Fields OpenEnv clients add to their requests; accepted and ignored at every door.

@@ -30,8 +30,8 @@ from dataclean_env.server.rate_limit import RateLimiter
 from dataclean_env.server.routes import episodes, leaderboard, meta, schema, web
 from dataclean_env.server.serving import uvicorn_options
 from dataclean_env.settings import Settings, get_settings
+from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry, registry_for
-from dataclean_env.transitions import TRANSITIONS
 
 log = logging.getLogger(__name__)
 
@@ -52,13 +52,13 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
-    TRANSITIONS.enabled = settings.step_memory  # one per process, as the setting is
     app.state.store = EpisodeStore(
         registry,
         capacity=settings.max_episodes,
         ttl_seconds=settings.episode_ttl_seconds,
         idle_seconds=settings.episode_idle_seconds,
         per_client=settings.episodes_per_client,
+        memory=StepMemory() if settings.step_memory else None,  # this app's own
     )
     install_error_handlers(app)
     app.include_router(meta.router)

@@ -76,6 +76,7 @@ from dataclean_env.schemas import Action, StepResult, graded
 from dataclean_env.server.metrics import observe_ws_step
 from dataclean_env.server.scheduling import is_slow, run_sized
 from dataclean_env.settings import PROJECT_ROOT
+from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.tasks.generated import FAMILIES, instance
 
@@ -108,11 +109,13 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         self,
         registry: TaskRegistry | None = None,
         issued: Callable[[str], Episode | None] | None = None,
+        memory: StepMemory | None = None,
     ):
         super().__init__()
         # Cheap on purpose: OpenEnv builds a throwaway instance for /metadata and task calls.
         self.registry = registry or default_registry()
         self.issued = issued  # the server's issued episodes, by id (None: no leaderboard)
+        self.memory = memory  # the server's step memory (None: every step computed)
         self.episode: Episode | None = None
         self.reward_mode: RewardMode = "delta"
         self._last_score = 0.0
@@ -144,7 +147,7 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
                 return self._observation(joined.result(), 0.0)
         task = request.task_id or self.registry.task_ids()[0]
         self.episode = start_episode(
-            self.registry, task, request.seed, request.split, request.episode_id
+            self.registry, task, request.seed, request.split, request.episode_id, self.memory
         )
         self.episode.blind = reward_mode == "hidden"
         self.reward_mode = reward_mode

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclean_env.doors import check_client_id, check_episode_id, start_episode
 from dataclean_env.episode import Episode
 from dataclean_env.errors import ClientQuotaReached, StoreFull, UnknownEpisode
+from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry
 
 
@@ -54,8 +55,10 @@ class EpisodeStore:
         clock: Callable[[], float] = time.monotonic,
         idle_seconds: float | None = None,
         per_client: int | None = None,
+        memory: StepMemory | None = None,
     ):
         self.registry = registry
+        self.memory = memory  # the step memory its episodes share (None: each computes its own)
         self.capacity = capacity
         self.ttl = ttl_seconds
         self.idle = ttl_seconds if idle_seconds is None else min(idle_seconds, ttl_seconds)
@@ -95,7 +98,7 @@ class EpisodeStore:
         if episode_id is not None:
             check_client_id(episode_id)
         # Outside the lock: building a task may take a moment.
-        episode = start_episode(self.registry, task_id, seed, split, episode_id)
+        episode = start_episode(self.registry, task_id, seed, split, episode_id, self.memory)
         episode.blind = blind
         with self._lock:
             now = episode.last_used = self.clock()

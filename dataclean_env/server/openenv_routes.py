@@ -88,7 +88,7 @@ def mount_openenv(
     from dataclean_env.server.sessions import SessionServer
 
     server = SessionServer(
-        partial(DataCleaningEnvironment, registry, app.state.store.issued),
+        partial(DataCleaningEnvironment, registry, app.state.store.issued, app.state.store.memory),
         CleaningAction,
         CleaningObservation,
         # session_timeout stays None: OpenEnv's own reaper would also end the sessions of
