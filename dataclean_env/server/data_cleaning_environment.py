@@ -53,6 +53,7 @@ any step after the end is refused with EPISODE_FINISHED.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from functools import lru_cache
@@ -205,9 +206,12 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
 
     # ── views ─────────────────────────────────────────────────────────────
     def _observation(self, result: StepResult, reward: float) -> CleaningObservation:
+        # The engine's lists and dicts are shared with other episodes (their opening, the
+        # step memory): a Python caller gets copies (the types kept, so the same bytes).
+        observation = copy.deepcopy(dict(result.observation))
         if hides(self.episode, result.done):
             return CleaningObservation.model_construct(
-                **dict(result.observation),
+                **observation,
                 score=None,
                 score_components=None,
                 info=blind_info(result.info),
@@ -216,7 +220,7 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
                 metadata={},
             )
         return CleaningObservation.model_construct(
-            **dict(result.observation),
+            **observation,
             score=self.episode.score if self.episode is not None else graded(result).total,
             score_components=result.reward,
             info=result.info,
