@@ -1,8 +1,9 @@
 """Fixtures for every tier. Nothing here imports the web stack, so the unit tier
 (`pytest tests/unit`) starts in seconds; `tests/web.py` holds the app fixtures.
 
-Tiers, by folder: `unit` (the engine, in-process), `api` (the app through a TestClient or a
-live uvicorn), `e2e` (subprocesses, validators, browsers, databases, training stacks;
+Tiers, by folder: `unit` (the engine, in-process, each test quick), `api` (the app through a
+TestClient or a live uvicorn, and in-process sweeps: many episodes, real tables, property
+tests with many examples), `e2e` (subprocesses, validators, browsers, databases, training stacks;
 marked `e2e`, so `-m "not e2e"` leaves them out of an inner loop).
 """
 
