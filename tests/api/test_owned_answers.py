@@ -81,3 +81,33 @@ def test_the_openenv_environment_hands_out_its_own_objects(registry, memory) -> 
     assert answers(DataCleaningEnvironment(registry, memory=memory)) == answers(
         DataCleaningEnvironment(registry)
     )
+
+
+def test_two_apps_in_one_process_keep_their_own_step_memory(registry) -> None:
+    """Each app's store makes its memory from its own settings: one app with the memory off
+    neither switches off nor reads another's."""
+    from fastapi.testclient import TestClient
+
+    from dataclean_env.server.app import create_app
+    from dataclean_env.settings import Settings
+
+    def snapshots(app) -> list[object]:
+        seen = []
+        with TestClient(app) as client:
+            for name in ("a", "b"):
+                client.post("/reset", json={"task_id": TASK, "seed": 7, "episode_id": name})
+                step = client.post("/step", json={"episode_id": name, "action": DEDUP})
+                assert step.status_code == 200, step.text
+                seen.append(app.state.store.get(name).snapshot)
+        return seen
+
+    on, off, also_on = (
+        create_app(Settings(step_memory=flag), registry) for flag in (True, False, True)
+    )
+    assert off.state.store.memory is None
+    assert on.state.store.memory is not also_on.state.store.memory
+    first, second = snapshots(on)
+    assert second is first  # taken over from the app's own memory
+    first, second = snapshots(off)  # made after `on`: it did not switch `on` off
+    assert second is not first
+    assert snapshots(also_on)[0] is not snapshots(on)[0]  # nothing read from `on`
