@@ -88,7 +88,14 @@ def mount_openenv(
     from dataclean_env.server.sessions import SessionServer
 
     server = SessionServer(
-        partial(DataCleaningEnvironment, registry, app.state.store.issued, app.state.store.memory),
+        # copies=False: the server serialises each observation as soon as it is made
+        partial(
+            DataCleaningEnvironment,
+            registry,
+            app.state.store.issued,
+            app.state.store.memory,
+            copies=False,
+        ),
         CleaningAction,
         CleaningObservation,
         # session_timeout stays None: OpenEnv's own reaper would also end the sessions of
