@@ -25,6 +25,7 @@ from dataclean_env.errors import EnvError, InvalidAction, UnknownEpisode, descri
 from dataclean_env.generation import SPLITS
 from dataclean_env.limits import EngineLimits
 from dataclean_env.schemas import Action, ResetRequest, StepResult
+from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry
 
 EPISODE_ID_CHARS = r"[A-Za-z0-9._:-]{1,128}"
@@ -67,9 +68,11 @@ def start_episode(
     split: str = "train",
     episode_id: str | None = None,
     limits: EngineLimits | None = None,
+    memory: StepMemory | None = None,
 ) -> Episode:
     """A fresh episode of `task_id` (UnknownTask, InvalidAction on bad options), under
-    `limits` (default: the engine's)."""
+    `limits` (default: the engine's), taking steps over from `memory` (None: every step
+    computed)."""
     registry.spec(task_id)
     if split not in SPLITS:
         raise InvalidAction(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
@@ -82,7 +85,7 @@ def start_episode(
             "are issued by POST /leaderboard/runs and this one is not open (its run ended, or "
             "the server restarted: episodes live in memory); start a new run"
         )
-    return Episode(name, registry.make(task_id, seed, split), limits)
+    return Episode(name, registry.make(task_id, seed, split), limits, memory=memory)
 
 
 # Fields OpenEnv clients add to their requests; accepted and ignored at every door.

@@ -45,8 +45,8 @@ from dataclean_env.schemas import (
     StepResult,
 )
 from dataclean_env.snapshot import Snapshot
+from dataclean_env.step_memory import MAX_TABLE_CELLS, Key, StepMemory, Transition
 from dataclean_env.tasks import Task
-from dataclean_env.transitions import MAX_TABLE_CELLS, TRANSITIONS, Key, Transition
 from dataclean_env.values import Kind
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,13 @@ class _Planned(NamedTuple):
 
 
 class Episode:
-    def __init__(self, episode_id: str, task: Task, limits: EngineLimits | None = None):
+    def __init__(
+        self,
+        episode_id: str,
+        task: Task,
+        limits: EngineLimits | None = None,
+        memory: StepMemory | None = None,
+    ):
         self.episode_id = episode_id
         self.task = task
         self.spec = task.spec
@@ -105,9 +111,12 @@ class Episode:
         self._allowed = frozenset(self.spec.operations)
         opening = opening_of(task)
         self._snapshot = opening.snapshot
-        # Steps from a small table are shared with the other episodes of its task
-        # (`dataclean_env/transitions.py`); a large one would hold too much memory.
-        self._shares = opening.snapshot.n_rows * len(opening.snapshot.columns) <= MAX_TABLE_CELLS
+        # Steps from a small table are shared, through the step memory the episode's maker
+        # gives (None: every step is computed), with the other episodes that take them; a
+        # large table would hold too much memory.
+        self._memory = memory
+        small = opening.snapshot.n_rows * len(opening.snapshot.columns) <= MAX_TABLE_CELLS
+        self._shares = memory is not None and small
         self._window = (0, SAMPLE_ROWS)  # the rows observations sample; show_rows moves it
         self._query_result: QueryResult | None = None  # the last step's, if it was a query
         self._summary = opening.summary
@@ -194,18 +203,19 @@ class Episode:
         # not the parameters another episode's same text stood for.
         key = (id(self._snapshot), op.name, text, history if self.spec.phases else ())
         shared = self._shares and json.loads(text) == parameters
-        known = TRANSITIONS.get(self.task, self._snapshot, key) if shared else None
+        memory = self._memory if shared else None
+        known = None if memory is None else memory.get(self.task, self._snapshot, key)
         step = known if known is not None else self._transition(op, params, history)
         if step.budget_before is self._budget:  # this budget admitted the table before
             budget = step.budget_after
         else:  # a step another episode took, under other limits
             budget = self._budget.admit(step.after)
-        remember = shared and known is None and step.after is not step.before
+        remember = memory is not None and known is None and step.after is not step.before
         return _Planned(op, parameters, labelled, size, key if remember else None, step, budget)
 
     def _remember(self, planned: _Planned) -> None:
-        if planned.memory_key is not None:
-            TRANSITIONS.remember(planned.memory_key, planned.step)
+        if planned.memory_key is not None and self._memory is not None:
+            self._memory.remember(planned.memory_key, planned.step)
 
     def _transition(self, op: Any, params: Any, history: tuple[str, ...]) -> Transition:
         """Apply the operation to the committed table, and read out, admit (TooLarge),

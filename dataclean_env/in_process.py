@@ -3,8 +3,9 @@
 Drives the same `Episode` as the server. `step` never raises for a bad action: it answers
 with the error in `observation.message` and `info["error"]`, and the table is untouched.
 What it returns is the caller's own: the engine's results share lists and dicts with the
-other episodes of the instance (`transitions.py`), so the caller gets a copy read back from
-the result's JSON (the bytes the server would send).
+other episodes of the task (their opening, and the step memory if one is given), so the
+caller gets a copy read back from the result's JSON (the bytes the server would send).
+Without a `memory` every step is computed: one caller's episodes rarely repeat a step.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from dataclean_env.doors import attempt, start_episode
 from dataclean_env.episode import Episode
 from dataclean_env.schemas import Action, EpisodeState, StepResult
+from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry, default_registry
 
 
@@ -23,11 +25,13 @@ class DataCleaningEnv:
         task_id: str = "easy_dedup_rename",
         seed: int | None = None,
         registry: TaskRegistry | None = None,
+        memory: StepMemory | None = None,
     ):
         self.registry = registry or default_registry()
         self.registry.spec(task_id)  # unknown task: fail here, not on the first reset
         self.task_id = task_id
         self.seed = seed
+        self.memory = memory
         self._episode: Episode | None = None
         self._resets = 0
 
@@ -38,7 +42,9 @@ class DataCleaningEnv:
             self.seed = seed
         self._resets += 1
         episode_id = episode_id or f"{self.task_id}-local-{self._resets}"
-        self._episode = start_episode(self.registry, self.task_id, self.seed, split, episode_id)
+        self._episode = start_episode(
+            self.registry, self.task_id, self.seed, split, episode_id, memory=self.memory
+        )
         return _own(self._episode.result())
 
     def step(self, action: Action | dict[str, Any]) -> StepResult:

@@ -80,8 +80,9 @@ class Settings(BaseSettings):
     # uvicorn's access log line per request (one process; `--workers` never writes it): a
     # logging call and a write per request, ~5% of a small step's time in the server.
     access_log: bool = True
-    # Steps one episode took, reused when another episode of the task takes them again
-    # (`dataclean_env/transitions.py`); off: every step is computed. Same bytes either way.
+    # The server's step memory: steps one episode took, reused when another episode of the
+    # task takes them again (`dataclean_env/step_memory.py`); off: every step is computed.
+    # Same bytes either way.
     step_memory: bool = True
     # permessage-deflate on /ws when the client offers it. Off: compressing a 4 KB
     # observation frame costs the server ~50 µs of CPU (and the client ~30 µs to inflate)

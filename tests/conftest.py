@@ -1,8 +1,9 @@
 """Fixtures for every tier. Nothing here imports the web stack, so the unit tier
 (`pytest tests/unit`) starts in seconds; `tests/web.py` holds the app fixtures.
 
-Tiers, by folder: `unit` (the engine, in-process), `api` (the app through a TestClient or a
-live uvicorn), `e2e` (subprocesses, validators, browsers, databases, training stacks;
+Tiers, by folder: `unit` (the engine, in-process, each test quick), `api` (the app through a
+TestClient or a live uvicorn, and in-process sweeps: many episodes, real tables, property
+tests with many examples), `e2e` (subprocesses, validators, browsers, databases, training stacks;
 marked `e2e`, so `-m "not e2e"` leaves them out of an inner loop).
 """
 
@@ -17,7 +18,6 @@ import pytest
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.tasks.fixed import load_metadata
-from dataclean_env.transitions import TRANSITIONS
 
 TIERS = ("unit", "api", "e2e")
 # Never the checkout's leaderboard database: servers the tests start (also in subprocesses,
@@ -32,15 +32,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         tier = Path(str(item.fspath)).parent.name
         if tier in TIERS:
             item.add_marker(getattr(pytest.mark, tier))
-
-
-@pytest.fixture(autouse=True)
-def _no_steps_remembered_from_other_tests() -> None:
-    """Each test computes its steps unless it takes them over from its own episodes
-    (`dataclean_env/transitions.py`), whatever ran before it; an app made with the step
-    memory off (DCE_STEP_MEMORY) turns it off for the process, so it is turned on again."""
-    TRANSITIONS.clear()
-    TRANSITIONS.enabled = True
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ from dataclean_env.errors import describe
 from dataclean_env.limits import EngineLimits
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.schemas import Observation, StepResult, graded
+from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry
 
 OBSERVATION_FIELDS = frozenset(Observation.model_fields)
@@ -51,15 +52,27 @@ class Backend(Protocol):
 class LocalBackend:
     """The engine in this process (`Episode`, as `environment.DataCleaningEnv` uses it)."""
 
-    def __init__(self, registry: TaskRegistry, limits: EngineLimits | None = None):
+    def __init__(
+        self,
+        registry: TaskRegistry,
+        limits: EngineLimits | None = None,
+        memory: StepMemory | None = None,
+    ):
         self.registry = registry
         self.limits = limits  # None: the engine's, time limit included
+        self.memory = memory  # the step memory its episodes share (None: every step computed)
         self.episode: Episode | None = None
 
     def reset(self, key: EpisodeKey) -> Step:
         episode_id = f"{key.task_id}-{key.split}-{key.seed}"
         self.episode = start_episode(
-            self.registry, key.task_id, key.seed, key.split, episode_id, self.limits
+            self.registry,
+            key.task_id,
+            key.seed,
+            key.split,
+            episode_id,
+            self.limits,
+            self.memory,
         )
         return _local_step(self.episode.result())
 

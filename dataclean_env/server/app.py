@@ -33,8 +33,8 @@ from dataclean_env.server.openenv_routes import LazyOpenEnvMiddleware, MountFail
 from dataclean_env.server.routes import docs, episodes, leaderboard, meta, schema, web
 from dataclean_env.server.serving import uvicorn_options
 from dataclean_env.settings import Settings, get_settings
+from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry, registry_for
-from dataclean_env.transitions import TRANSITIONS
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,6 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
-    TRANSITIONS.enabled = settings.step_memory  # one per process, as the setting is
     place = Place.of(settings)  # caps are the whole server's: each process holds its share
     app.state.store = EpisodeStore(
         registry,
@@ -70,6 +69,7 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
         idle_seconds=settings.episode_idle_seconds,
         per_client=place.share(settings.episodes_per_client),
         place=place,
+        memory=StepMemory() if settings.step_memory else None,  # this app's own
     )
     install_error_handlers(app)
     app.include_router(meta.router)

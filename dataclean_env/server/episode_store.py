@@ -46,6 +46,7 @@ from dataclean_env.doors import (
 from dataclean_env.episode import Episode
 from dataclean_env.errors import ClientQuotaReached, StoreFull, UnknownEpisode
 from dataclean_env.server.affinity import Place
+from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry
 
 
@@ -67,9 +68,11 @@ class EpisodeStore:
         idle_seconds: float | None = None,
         per_client: int | None = None,
         place: Place | None = None,
+        memory: StepMemory | None = None,
     ):
         self.registry = registry
         self.place = place or Place()
+        self.memory = memory  # the step memory its episodes share (None: each computes its own)
         self.capacity = capacity
         self.ttl = ttl_seconds
         self.idle = ttl_seconds if idle_seconds is None else min(idle_seconds, ttl_seconds)
@@ -113,7 +116,7 @@ class EpisodeStore:
             check_client_id(episode_id)
         # Outside the lock: building a task may take a moment.
         name = self.place.mint(new_episode_id) if episode_id is None else episode_id
-        episode = start_episode(self.registry, task_id, seed, split, name)
+        episode = start_episode(self.registry, task_id, seed, split, name, memory=self.memory)
         episode.blind = blind
         with self._lock:
             now = episode.last_used = self.clock()

@@ -90,7 +90,14 @@ def mount_openenv(
     from dataclean_env.server.sessions import SessionServer
 
     server = SessionServer(
-        partial(DataCleaningEnvironment, registry, app.state.store.join),
+        # copies=False: the server serialises each observation as soon as it is made
+        partial(
+            DataCleaningEnvironment,
+            registry,
+            app.state.store.join,
+            app.state.store.memory,
+            copies=False,
+        ),
         CleaningAction,
         CleaningObservation,
         # session_timeout stays None: OpenEnv's own reaper would also end the sessions of

@@ -18,7 +18,7 @@ import pandas as pd
 from dataclean_env.errors import UnknownTask
 from dataclean_env.grading import ActionRecord
 from dataclean_env.snapshot import Snapshot
-from dataclean_env.transitions import MAX_TABLE_CELLS
+from dataclean_env.step_memory import MAX_TABLE_CELLS
 from dataclean_env.values import Kind
 
 

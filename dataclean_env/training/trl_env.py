@@ -36,6 +36,7 @@ from dataclean_env.agents.prompt import query_lines
 from dataclean_env.operations.claims import cleaning_operation_names
 from dataclean_env.runner.backends import Backend, LocalBackend, Step
 from dataclean_env.runner.selection import EpisodeKey
+from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.training.tools import operation_tool
 
@@ -53,6 +54,9 @@ class CleaningToolEnv:
     task_id = "easy_dedup_rename"  # used when the dataset row names no task
     split = "train"
     rows_shown = 5  # sample rows in each observation text (fewer: shorter tool responses)
+    # One step memory for every rollout in this process: TRL makes an environment per
+    # rollout, and the rollouts of a GRPO group replay the same steps from the same table.
+    memory = StepMemory()
 
     def __init__(self, registry: TaskRegistry | None = None, reward: RewardKind = "improvement"):
         self._registry = registry
@@ -106,7 +110,7 @@ class CleaningToolEnv:
         return self._env
 
     def _open(self) -> Backend:
-        return LocalBackend(self._registry or default_registry())
+        return LocalBackend(self._registry or default_registry(), memory=self.memory)
 
     def _close(self) -> None:
         if self._env is not None:

@@ -1,6 +1,6 @@
 """Bring-your-own datasets: folders become tasks through EXTRA_DATASETS, graded by
 cell-repair precision, recall and F1 (grading/cell_repair.py; more in
-tests/unit/test_real_tables.py); bad folders are reported and skipped, never fatal."""
+tests/api/test_real_tables.py); bad folders are reported and skipped, never fatal."""
 
 from __future__ import annotations
 

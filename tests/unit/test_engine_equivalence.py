@@ -32,7 +32,7 @@ from dataclean_env.profiles import column_profiles
 from dataclean_env.schemas import Action, Reward
 from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import TaskRegistry
-from tests.unit.test_properties import random_action
+from tests.actions import random_action
 
 FIXED = ["easy_dedup_rename", "medium_missing_dtype", "hard_full_pipeline", "expert_sales_pipeline"]
 SEEDS = range(40)

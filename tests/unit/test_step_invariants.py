@@ -216,7 +216,7 @@ REDOS = {"column": "t", "pattern": "(a|aa)+$", "replacement": "x"}  # exponentia
     ids=["regex_replace", "program_of_20"],
 )
 def test_one_step_is_bounded_by_the_step_time_limit(tasks: TaskRegistry, action: Action) -> None:
-    limits = EngineLimits(step_seconds=0.5)
+    limits = EngineLimits(step_seconds=0.1)  # the bound is what is checked, not its size
     episode = Episode("redos", tasks.make("redos", seed=0), limits)
     before = served(episode)
     started = time.monotonic()
@@ -224,7 +224,7 @@ def test_one_step_is_bounded_by_the_step_time_limit(tasks: TaskRegistry, action:
         episode.step(action)
     elapsed = time.monotonic() - started
     # Unbounded, the pattern would backtrack for longer than the machine lives; bounded, the
-    # step ends near its 0.5 s. The verdict's bound is far from both, so no machine's speed
+    # step ends near its 0.1 s. The verdict's bound is far from both, so no machine's speed
     # or load decides it.
     assert elapsed < 60, elapsed
     assert served(episode) == before

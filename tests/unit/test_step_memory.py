@@ -1,4 +1,4 @@
-"""Steps remembered across episodes (`dataclean_env/transitions.py`) change no byte.
+"""Steps remembered across episodes (`dataclean_env/step_memory.py`) change no byte.
 
 An episode that applies an action another episode of the same instance already applied to
 the same table takes that step's result: its table is then the very same object. Its
@@ -23,14 +23,8 @@ from dataclean_env.operations import OpResult
 from dataclean_env.operations.claims import AUDIT_PHASES
 from dataclean_env.schemas import Action
 from dataclean_env.snapshot import Snapshot
+from dataclean_env.step_memory import MAX_TABLE_CELLS, StepMemory, Transition, weight
 from dataclean_env.tasks import TaskRegistry
-from dataclean_env.transitions import (
-    MAX_TABLE_CELLS,
-    TRANSITIONS,
-    Transition,
-    Transitions,
-    weight,
-)
 from tests.unit.test_engine_equivalence import actions, step, task_for
 
 CLAIMS = ["error_detection", "standardisation", "audit_pipeline"]
@@ -46,8 +40,9 @@ def test_a_step_taken_again_gives_the_bytes_of_one_computed_afresh(
     else:
         task_id, task_seed = task_for(registry, rng)
     task = registry.make(task_id, task_seed)
-    first, again = Episode("same", task), Episode("same", task)
-    unshared = Episode("same", replace(task))  # its own opening: nothing to take over
+    memory = StepMemory()
+    first, again = Episode("same", task, memory=memory), Episode("same", task, memory=memory)
+    unshared = Episode("same", replace(task), memory=memory)  # its own opening: nothing shared
     shared = 0
     for action in actions(rng, first):
         answer = step(first, action)
@@ -67,11 +62,12 @@ def test_a_remembered_step_is_still_held_to_the_episodes_own_limits(
     task = registry.make("medium_missing_dtype", None)
     long = {"strategy": "constant", "value": "x" * 90, "column": "region"}
     fill = Action(operation="fill_missing", parameters=long)
-    roomy = Episode("roomy", task)
+    memory = StepMemory()
+    roomy = Episode("roomy", task, memory=memory)
     roomy.step(fill)  # remembered
     text = sum(len(v) for vs in roomy.snapshot.values.values() for v in vs if isinstance(v, str))
     tight = EngineLimits(max_table_chars=text - 1)
-    cramped = Episode("cramped", task, tight)
+    cramped = Episode("cramped", task, tight, memory)
     before = cramped.result().model_dump_json()
     with pytest.raises(TooLarge):
         cramped.step(fill)
@@ -82,10 +78,11 @@ def test_a_remembered_step_is_still_held_to_the_episodes_own_limits(
 def test_a_remembered_step_still_needs_its_phase(registry: TaskRegistry) -> None:
     task = registry.make("audit_pipeline", 0)
     identify = Action(operation="identify", parameters={"cells": []})
-    ahead = Episode("ahead", task)
+    memory = StepMemory()
+    ahead = Episode("ahead", task, memory=memory)
     ahead.step(Action(operation="audit", parameters={"categories": ["missing"]}))
     ahead.step(identify)  # remembered, after the audit phase
-    fresh = Episode("fresh", task)
+    fresh = Episode("fresh", task, memory=memory)
     assert fresh.snapshot is ahead.snapshot  # the same table, another history
     with pytest.raises(PhaseOutOfOrder):
         fresh.step(identify)
@@ -95,22 +92,23 @@ def test_only_steps_that_change_a_small_table_are_shared(registry: TaskRegistry)
     task = registry.make("hard_full_pipeline", 7)
     check = Action(operation="validate_schema", parameters={})
     dedup = Action(operation="remove_duplicates", parameters={})
-    first, second = Episode("first", task), Episode("second", task)
+    memory = StepMemory()
+    first, second = Episode("first", task, memory=memory), Episode("second", task, memory=memory)
     first.step(check)  # changes nothing: not worth remembering
-    assert len(TRANSITIONS) == 0
+    assert len(memory) == 0
     first.step(dedup)
     second.step(dedup)  # the history differs (no check first): not read on unphased tasks
     assert second.snapshot is first.snapshot
-    assert len(TRANSITIONS) == 1
+    assert len(memory) == 1
 
     big = pd.DataFrame(
         {"id": range(MAX_TABLE_CELLS // 2 + 1), "x": ["a"] * (MAX_TABLE_CELLS // 2 + 1)}
     )
     large = replace(task, dirty=big)
-    Episode("large", large).step(
+    Episode("large", large, memory=memory).step(
         Action(operation="remove_duplicates", parameters={"subset": ["x"]})
     )
-    assert len(TRANSITIONS) == 1  # a large opening: its steps are not kept
+    assert len(memory) == 1  # a large opening: its steps are not kept
 
 
 def test_parameters_json_would_not_give_back_are_not_shared(registry: TaskRegistry) -> None:
@@ -125,9 +123,10 @@ def test_parameters_json_would_not_give_back_are_not_shared(registry: TaskRegist
         }
         return {"operation": "program", "parameters": {"operations": [inner]}}
 
-    listed, tupled = Episode("same", task), Episode("same", task)
+    memory = StepMemory()
+    listed, tupled = Episode("same", task, memory=memory), Episode("same", task, memory=memory)
     assert '"error"' not in step(listed, tokens(["segment"]))  # accepted,
-    assert len(TRANSITIONS) == 1  # and remembered
+    assert len(memory) == 1  # and remembered
     answer = step(tupled, tokens(("segment",)))  # the same JSON text
     assert '"INVALID_PARAMETERS"' in answer  # refused, as it is when computed:
     assert answer == step(Episode("same", replace(task)), tokens(("segment",)))
@@ -153,7 +152,7 @@ def _transition(rows: int, text: str = "") -> tuple[Snapshot, Transition]:
 def test_what_is_remembered_is_bounded_by_bytes_and_entries() -> None:
     # 100 rows x 2 columns, before and after, and a 1-character parameter text:
     # 4,096 + 16 * 400 + 4 * 1 = 10,500 bytes an entry
-    memory = Transitions(max_weight=35_000, max_entries=100)
+    memory = StepMemory(max_weight=35_000, max_entries=100)
     steps = [_transition(100) for _ in range(5)]
     for n, (before, transition) in enumerate(steps):
         memory.remember((id(before), "op", str(n), ()), transition)
@@ -167,7 +166,7 @@ def test_what_is_remembered_is_bounded_by_bytes_and_entries() -> None:
     wordy, transition = _transition(100, "x" * 250)
     assert weight((id(wordy), "op", "", ()), transition) == 10_496 + 4 * 2 * 25_000
 
-    empty = Transitions(max_weight=10**9, max_entries=100)
+    empty = StepMemory(max_weight=10**9, max_entries=100)
     before, transition = _transition(0)  # an empty table still weighs an entry's objects
     for n in range(150):
         empty.remember((id(before), "op", f"{n:03d}", ()), transition)
@@ -176,9 +175,10 @@ def test_what_is_remembered_is_bounded_by_bytes_and_entries() -> None:
 
 def test_the_memory_keeps_no_task_alive(registry: TaskRegistry) -> None:
     task = replace(registry.make("hard_full_pipeline", None))  # kept by nothing but us
-    episode = Episode("gone", task)
+    memory = StepMemory()
+    episode = Episode("gone", task, memory=memory)
     episode.step(Action(operation="remove_duplicates", parameters={}))
-    assert len(TRANSITIONS) == 1
+    assert len(memory) == 1
     alive = weakref.ref(task)
     del task, episode
     gc.collect()
@@ -195,20 +195,34 @@ def test_only_phased_tasks_offer_the_operations_that_read_the_history(
             assert spec.phases == AUDIT_PHASES, spec.task_id
 
 
-def test_step_memory_off_keeps_nothing_and_changes_no_byte(registry: TaskRegistry) -> None:
-    """Settings.step_memory=False (DCE_STEP_MEMORY): no step is looked up or kept, and the
-    answers are the bytes the memory would have given."""
+def test_no_memory_computes_every_step_and_changes_no_byte(registry: TaskRegistry) -> None:
+    """An episode given no memory (Settings.step_memory=False, DCE_STEP_MEMORY, or an
+    in-process caller's default) takes no step over, and answers the bytes the memory would
+    have given."""
     task = registry.make("hard_full_pipeline", 7)
     dedup = {"operation": "remove_duplicates", "parameters": {}}
-    remembered = step(Episode("on", task), dedup)
-    assert len(TRANSITIONS) == 1
-    TRANSITIONS.clear()
-    TRANSITIONS.enabled = False
-    try:
-        first, second = Episode("on", task), Episode("on", task)
-        assert step(first, dedup) == remembered
-        assert step(second, dedup) == remembered
-        assert len(TRANSITIONS) == 0
-        assert second.snapshot is not first.snapshot  # computed again, not taken over
-    finally:
-        TRANSITIONS.enabled = True
+    memory = StepMemory()
+    remembered = step(Episode("on", task, memory=memory), dedup)
+    assert len(memory) == 1
+    first, second = Episode("on", task), Episode("on", task)
+    assert step(first, dedup) == remembered
+    assert step(second, dedup) == remembered
+    assert second.snapshot is not first.snapshot  # computed again, not taken over
+    assert len(memory) == 1  # and the memory was not asked or fed
+
+
+def test_two_memories_share_nothing(registry: TaskRegistry) -> None:
+    """Each owner's memory is its own: two apps (or trainers) in one process do not see
+    each other's steps."""
+    task = registry.make("hard_full_pipeline", 7)
+    dedup = Action(operation="remove_duplicates", parameters={})
+    mine, theirs = StepMemory(), StepMemory()
+    first = Episode("first", task, memory=mine)
+    first.step(dedup)
+    other = Episode("other", task, memory=theirs)
+    other.step(dedup)
+    assert other.snapshot is not first.snapshot  # computed: `mine` was not consulted
+    assert (len(mine), len(theirs)) == (1, 1)
+    again = Episode("again", task, memory=mine)
+    again.step(dedup)
+    assert again.snapshot is first.snapshot

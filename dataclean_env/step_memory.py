@@ -1,4 +1,4 @@
-"""Steps already taken from a table, shared by every episode that takes them again.
+"""The step memory: steps already taken from a table, for the episodes that take them again.
 
 The episodes of one task instance start from one shared opening (`episode.opening_of`), and
 an operation's result depends only on the table it is applied to, its parameters, the task
@@ -6,9 +6,13 @@ and (on phased tasks) the operations before it. So when an episode applies an ac
 episode already applied to the very same committed table (the rollouts of a GRPO group, an
 agent replayed, a benchmark's repeated plan), it takes that step's result instead of
 computing it again: the new table and its snapshot, profiles and grading. The answer is the
-same bytes either way (`tests/unit/test_transitions.py`): an operation never changes the
+same bytes either way (`tests/unit/test_step_memory.py`): an operation never changes the
 table it is given, and a step replaces an episode's table rather than editing it, so tables
 and snapshots are values that episodes can share.
+
+A memory belongs to whoever creates the episodes and hands it to each (`Episode(...,
+memory=...)`): the server's episode store makes one from its settings, the training
+environment one for all its rollouts; an episode without one computes every step.
 
 Keys hold the table's snapshot object itself (not a copy of its contents): looking a step
 up costs a dict lookup, and a snapshot is only ever reached by taking the same steps from
@@ -67,10 +71,9 @@ def weight(key: Key, step: Transition) -> int:
     return int(ENTRY_BYTES + CELL_BYTES * cells + CHAR_BYTES * chars)
 
 
-class Transitions:
+class StepMemory:
     def __init__(self, max_weight: int = MAX_BYTES, max_entries: int = MAX_ENTRIES):
         self.max_weight, self.max_entries = max_weight, max_entries
-        self.enabled = True  # Settings.step_memory: off, nothing is looked up or kept
         self._entries: OrderedDict[Key, tuple[Transition, int]] = OrderedDict()
         self._weight = 0
         self._lock = threading.Lock()
@@ -84,8 +87,6 @@ class Transitions:
 
     def get(self, task: Any, before: Snapshot, key: Key) -> Transition | None:
         """The step of `key`, if an episode of `task` took it from the table `before`."""
-        if not self.enabled:
-            return None
         with self._lock:
             found = self._entries.get(key)
             if found is None or found[0].before is not before or found[0].task() is not task:
@@ -95,7 +96,7 @@ class Transitions:
 
     def remember(self, key: Key, step: Transition) -> None:
         cost = weight(key, step)
-        if not self.enabled or cost > self.max_weight:
+        if cost > self.max_weight:
             return
         with self._lock:
             previous = self._entries.pop(key, None)
@@ -111,6 +112,3 @@ class Transitions:
         with self._lock:
             self._entries.clear()
             self._weight = 0
-
-
-TRANSITIONS = Transitions()  # one per process: keys name snapshots, which name their task
