@@ -10,6 +10,7 @@ like any step: `sql` rewrites cells through the same path as `set_cell` and `dro
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,11 +64,14 @@ def statements_of(text: str, allowed: set[Any], limit: int) -> list[str]:
 def sandbox(table: pd.DataFrame, deadline: float | None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A fresh locked-down connection holding `table` as `t`, interrupted at `deadline`."""
     left = remaining(deadline)
+    seconds = SQL_SECONDS if left is None else left
     connection = new_connection()
-    timer = threading.Timer(SQL_SECONDS if left is None else left, connection.interrupt)
+    # An untimed step (a measurement's, `limits.untimed_limits`) is never interrupted.
+    timer = None if math.isinf(seconds) else threading.Timer(seconds, connection.interrupt)
     try:
         load_table(connection, table)
-        timer.start()
+        if timer is not None:
+            timer.start()
         yield connection
     except duckdb.InterruptException:
         raise_time_limit()
@@ -76,7 +80,8 @@ def sandbox(table: pd.DataFrame, deadline: float | None) -> Iterator[duckdb.Duck
     except duckdb.Error as exc:
         raise SqlRefused(f"{type(exc).__name__}: {exc}") from None
     finally:
-        timer.cancel()
+        if timer is not None:
+            timer.cancel()
         connection.close()
 
 

@@ -176,3 +176,23 @@ def test_sql_equals_fill_missing_of_a_text_column() -> None:
         },
         "UPDATE t SET article_pagination = '?' WHERE article_pagination IS NULL",
     )
+
+
+def test_an_untimed_step_runs_its_sql_without_an_interrupt_timer(monkeypatch) -> None:
+    # A measurement plays untimed (`untimed_limits`: an infinite deadline); a timer of an
+    # infinite interval dies in its thread (OverflowError), so none may be started.
+    import threading
+
+    from dataclean_env.episode import Episode
+    from dataclean_env.limits import untimed_limits
+    from dataclean_env.schemas import Action
+    from dataclean_env.tasks import default_registry
+
+    failures: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: failures.append(args.exc_value))
+    started = threading.active_count()
+    episode = Episode("untimed", default_registry().make("rayyan"), untimed_limits())
+    result = episode.step(Action(operation="query", parameters={"sql": "SELECT count(*) FROM t"}))
+    assert result.observation.query_result is not None
+    assert result.observation.query_result.rows == [[1000]]
+    assert failures == [] and threading.active_count() == started
