@@ -210,6 +210,13 @@ class UnknownRun(EnvError):
     status = 404
 
 
+class UnknownSuite(EnvError):
+    """A board asked for by a suite name no suite has (GET /leaderboard?suite=...)."""
+
+    code = "UNKNOWN_SUITE"
+    status = 404
+
+
 class RateLimited(EnvError):
     code = "RATE_LIMITED"
     status = 429

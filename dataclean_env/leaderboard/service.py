@@ -56,6 +56,7 @@ from dataclean_env.errors import (
     LeaderboardUnavailable,
     StoreFull,
     UnknownRun,
+    UnknownSuite,
 )
 from dataclean_env.generation import instance_hash, secret_seed
 from dataclean_env.leaderboard import board
@@ -706,7 +707,7 @@ class Leaderboard:
             shown = suite_named(suite or DEFAULT_SUITE)
         except KeyError:
             names = ", ".join(suites())
-            raise InvalidSubmission(f"suite: no suite {suite!r}; the suites: {names}") from None
+            raise UnknownSuite(f"no suite {suite!r}; the suites: {names}") from None
         wanted = version or suite_version(shown.version, grader_version or GRADER_VERSION)
         self.sweep()
         with self.open().connect() as connection:

@@ -386,3 +386,9 @@ def test_the_audit_replays_a_suite_version_and_a_new_grader_opens_a_new_board(
     report = verify(engine, secret, version=LITE)
     assert report.matched == 0 and len(report.differ) == 9
     assert all("stored normalised score 0.5" in line for line in report.differ)
+
+
+def test_a_board_of_no_suite_is_not_found(board: TestClient) -> None:
+    answer = board.get("/leaderboard", params={"suite": "0" * 64})
+    assert answer.status_code == 404 and answer.json()["code"] == "UNKNOWN_SUITE"
+    assert lite_board(board)["suite"] == "lite"  # a known one still answers
