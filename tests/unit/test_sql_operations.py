@@ -196,3 +196,20 @@ def test_an_untimed_step_runs_its_sql_without_an_interrupt_timer(monkeypatch) ->
     assert result.observation.query_result is not None
     assert result.observation.query_result.rows == [[1000]]
     assert failures == [] and threading.active_count() == started
+
+
+def test_statements_are_parsed_without_duckdb_s_default_database(monkeypatch) -> None:
+    # DuckDB's module-level parser opens its default database on first use (it autoloads
+    # extensions): a third of a second, a second under load, inside the first SQL step's
+    # time limit. The sandbox parses with a connection of its own, made at import.
+    import duckdb
+
+    from dataclean_env.operations import sql
+
+    def default_database(*_: object) -> None:
+        raise AssertionError("duckdb's default database was opened")
+
+    monkeypatch.setattr(duckdb, "extract_statements", default_database)
+    monkeypatch.setattr(duckdb, "default_connection", default_database, raising=False)
+    select = {duckdb.StatementType.SELECT}
+    assert sql.statements_of("SELECT 1; SELECT 2", select, 2) == ["SELECT 1;", " SELECT 2"]
