@@ -33,6 +33,7 @@ from dataclean_env.agents.reference import AgentFactory, reference_factories
 from dataclean_env.benchmark.normalised import MEANING, anchors
 from dataclean_env.errors import EnvError, UnknownTask
 from dataclean_env.generation import SPLITS
+from dataclean_env.limits import untimed_limits
 from dataclean_env.runner import selection
 from dataclean_env.runner.backends import Backend, LocalBackend, RemoteBackend
 from dataclean_env.runner.loop import run_episode
@@ -125,7 +126,12 @@ def family_of(registry: TaskRegistry, task_id: str) -> str:
 
 
 def backend(args: argparse.Namespace, registry: TaskRegistry) -> Backend:
-    return RemoteBackend(args.env_url) if args.env_url else LocalBackend(registry)
+    """A server's episodes (`--env-url`), else this process's, played without the per-step
+    time limit (a guard for a shared server): an offline run's scores do not move with the
+    machine's load, as the report's do not."""
+    if args.env_url:
+        return RemoteBackend(args.env_url)
+    return LocalBackend(registry, untimed_limits())
 
 
 def leaderboard_run(args: argparse.Namespace, registry: TaskRegistry) -> int:
