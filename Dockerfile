@@ -1,5 +1,5 @@
 # Data Cleaning OpenEnv: a Hugging Face Docker Space serving the environment on port 7860.
-FROM python:3.11-slim
+FROM python:3.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -7,6 +7,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     UV_LINK_MODE=copy
 
 # HAProxy (Debian's) balances the server's processes (`server --workers N`, DCE_WORKERS).
+# The release is pinned by the base image (bookworm: HAProxy 2.6, as deploy/ is written
+# for); the package is not, so that Debian's security updates still apply.
+# hadolint ignore=DL3008
 RUN apt-get update && apt-get install -y --no-install-recommends haproxy \
     && rm -rf /var/lib/apt/lists/*
 RUN pip install --no-cache-dir uv==0.13.9 \
