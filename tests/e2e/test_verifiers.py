@@ -136,9 +136,12 @@ def test_vf_eval_scores_equal_the_servers(tmp_path: Path, model: FakeChatModel) 
             ("stock", "easy_dedup_rename", 1),
         ]
         # SQL through the bridge: the scripted model reads the query's result from the
-        # observation it is sent (query_result), labels those rows and repairs in `sql`.
+        # observation it is sent (query_result), labels those rows, then reads the table with
+        # aggregate queries until the five-turn cap stops it (its `sql` repair comes later).
         _, sql_actions, sql_trace = played[("compact", "rayyan-labelled", 0)]
-        assert [a["operation"] for a in sql_actions] == ["query", "label", "sql", "finish"]
+        operations = [a["operation"] for a in sql_actions]
+        assert operations == ["query", "label", "query", "query", "query"]
+        assert sql_trace["stop_condition"] == "max_turns"
         result = conversation(sql_trace)[0][1]["observation"]["query_result"]
         assert (len(result["rows"]), result["total_rows"], result["truncated"]) == (20, 20, False)
         # The heuristic solves the easy task within the cap; on the medium one the cap
