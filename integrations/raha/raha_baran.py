@@ -54,7 +54,6 @@ PAGE_ROWS = 1000  # rows one `query` reads: 50 result rows of 20 packed rows eac
 GROUP_ROWS = 20
 PROGRAM_STEPS = 20  # `program`'s bound
 MAP_ENTRIES = 1000  # `map`'s bound
-QUERY_PREFIX = "Query result: "
 KEY = re.compile(r"identified by '([^']+)' \(protected\)")
 Cell = tuple[int, int]  # (row position, column position)
 
@@ -115,8 +114,7 @@ def read_table(env: Env, columns: list[str], rows: int) -> list[list[str | None]
             f"WHERE rn >= {start} AND rn < {start + PAGE_ROWS} "
             f"GROUP BY rn // {GROUP_ROWS} ORDER BY min(rn)"
         )
-        message = env.step("query", sql=sql)["observation"]["message"]
-        result = json.loads(message.removeprefix(QUERY_PREFIX))
+        result = env.step("query", sql=sql)["observation"]["query_result"]
         table += [row for (packed,) in result["rows"] for row in json.loads(packed)]
     if len(table) != rows:
         raise EnvError(f"read {len(table)} rows of {rows}")
