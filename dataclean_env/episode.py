@@ -153,7 +153,8 @@ class Episode:
     def refusal(self, action: Action) -> EnvError | None:
         """The refusal `action` would get now, without taking it (None: it would be taken).
         Nothing changes, not even the refusal count: the page's helper asks before it
-        offers an action. A step it computes is remembered, so taking it costs nothing more."""
+        offers an action. With a step memory, a step it computes is remembered, so taking it
+        then costs nothing more."""
         if self.done:
             return EpisodeFinished(f"episode {self.episode_id!r} is finished")
         try:
