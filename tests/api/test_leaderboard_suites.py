@@ -392,3 +392,16 @@ def test_a_board_of_no_suite_is_not_found(board: TestClient) -> None:
     answer = board.get("/leaderboard", params={"suite": "0" * 64})
     assert answer.status_code == 404 and answer.json()["code"] == "UNKNOWN_SUITE"
     assert lite_board(board)["suite"] == "lite"  # a known one still answers
+
+
+def test_the_audit_of_a_board_that_never_stored_a_secret_finds_nothing_to_replay(
+    tmp_path: Path,
+) -> None:
+    # A new database: no server has stored its secret, so no run was ever recorded. The
+    # audit says so (0 records) whether or not a server ran before it, as the wheel test
+    # runs it in either order.
+    fresh = admin(tmp_path / "new.sqlite3", "audit")
+    assert fresh.returncode == 0, fresh.stderr
+    assert fresh.stdout.strip() == (
+        f"audited under {GRADER_VERSION}: 0 records match, 0 differ; 0 of other grader versions"
+    )
