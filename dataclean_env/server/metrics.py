@@ -200,7 +200,8 @@ class ObservabilityMiddleware:
             REQUEST_SECONDS.labels(route).observe(elapsed)
             if route in STEP_ROUTES:
                 _REST_STEP_SECONDS.observe(elapsed)
-            observe_open(getattr(scope["app"], "state", None))
+            else:  # a step opens no episode or session; counting them costs O(sessions)
+                observe_open(getattr(scope["app"], "state", None))
             if self.json_logs:
                 self._log(scope, route, status, elapsed, bytes(body))
 
