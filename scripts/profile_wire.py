@@ -3,7 +3,7 @@ an ASGI callable (no sockets, no client), over the optimal plans of the original
 REST (`POST /reset/{task}`, `POST /step/{task}` with episode ids) and for /ws frames.
 
 Prints, per door, the CPU time per request in the app, the engine's share of it (the work
-that `scheduling.run_sized` runs), both from the fastest of `--rounds` rounds, and the rest (the "wire" overhead: routing, middleware,
+that `routes.episodes.run_sized` runs), both from the fastest of `--rounds` rounds, and the rest (the "wire" overhead: routing, middleware,
 parsing, serialising); with `--profile`, the top functions by own time under cProfile.
 
     uv run python scripts/profile_wire.py
@@ -29,15 +29,15 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from benchmark import PLANS  # noqa: E402
 
-from dataclean_env.server import scheduling  # noqa: E402
 from dataclean_env.server.app import create_app  # noqa: E402
+from dataclean_env.server.routes import episodes  # noqa: E402
 from dataclean_env.settings import Settings  # noqa: E402
 
 _engine_cpu = [0.0]
 
 
 def _timed_cpu(work: Callable[[], Any]) -> Any:
-    # scheduling._timed, counting CPU time: the machine is shared, and CPU time is what
+    # episodes._timed, counting CPU time: the machine is shared, and CPU time is what
     # this process spent whatever else ran beside it.
     start = time.process_time()
     try:
@@ -46,7 +46,7 @@ def _timed_cpu(work: Callable[[], Any]) -> Any:
         _engine_cpu[0] += time.process_time() - start
 
 
-scheduling._timed = _timed_cpu
+episodes._timed = _timed_cpu
 
 
 def engine_seconds() -> float:

@@ -81,7 +81,9 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     app.include_router(leaderboard.router)
     app.include_router(schema.router)
     app.add_route("/metrics", metrics_endpoint, include_in_schema=False)
-    app.add_middleware(HeadAsGet)  # innermost: the guards and the metrics see HEAD
+    # The router of the episode URLs, in front of FastAPI's (see routes/episodes.py).
+    app.add_middleware(episodes.EpisodeRoutes, routes=episodes.router.routes)
+    app.add_middleware(HeadAsGet)  # inside the guards and the metrics: they see HEAD
     # OpenEnv's server takes seconds to import: mounted after start-up (see openenv_routes),
     # behind the guards (which run before the mount waits) and with the same rate limiter.
     app.state.limiter = limiter = creation_limit(settings)

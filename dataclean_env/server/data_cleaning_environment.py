@@ -69,7 +69,7 @@ from dataclean_env.openenv_light import skip_package_inits
 from dataclean_env.reward_visibility import REWARD_MODES, RewardMode, blind_view
 from dataclean_env.schemas import Action, StepResult, graded
 from dataclean_env.server.metrics import observe_ws_step
-from dataclean_env.server.scheduling import is_slow, run_sized
+from dataclean_env.server.routes.episodes import is_slow, run_sized
 from dataclean_env.settings import PROJECT_ROOT
 from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry, default_registry

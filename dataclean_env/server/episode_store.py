@@ -44,10 +44,12 @@ from dataclean_env.doors import (
     start_episode,
 )
 from dataclean_env.episode import Episode
-from dataclean_env.errors import ClientQuotaReached, StoreFull, UnknownEpisode
+from dataclean_env.errors import ClientQuotaReached, StoreFull, UnknownEpisode, UnknownTask
 from dataclean_env.server.affinity import Place
 from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry
+
+MAX_TASK_ID = 128
 
 
 def unknown_episode(episode_id: str) -> UnknownEpisode:
@@ -162,6 +164,21 @@ class EpisodeStore:
             raise unknown_episode(episode_id)
         episode.last_used = now
         return episode
+
+    def known(self, task_id: str) -> None:
+        """UnknownTask (404) unless the registry has `task_id`; an absurdly long id is not
+        echoed back."""
+        if len(task_id) > MAX_TASK_ID:
+            raise UnknownTask(f"unknown task (task ids are at most {MAX_TASK_ID} characters)")
+        self.registry.spec(task_id)
+
+    def find(self, task_id: str | None, episode_id: str | None) -> Episode:
+        """The episode a call addresses: by id, else the default episode of the task (else
+        of the first task). An id of another task's episode is answered like an absent one
+        (404), revealing nothing."""
+        if episode_id is not None:
+            return self.get(episode_id, task_id)
+        return self.default(task_id or self.registry.task_ids()[0])
 
     def default(self, task_id: str) -> Episode:
         """The task's default episode, started on first use."""

@@ -2,7 +2,7 @@
 
 `ObservabilityMiddleware` (pure ASGI, so it adds no task or thread hop) counts every HTTP
 request by route template, method and status, times it, and after each request sets the
-open episodes and sessions (`observe_open`). Engine time is observed where engine work runs (`scheduling.run_sized`).
+open episodes and sessions (`observe_open`). Engine time is observed where engine work runs (`routes.episodes.run_sized`).
 
 Several worker processes (`server --workers N`) share one view: the supervisor sets
 `PROMETHEUS_MULTIPROC_DIR`, every process writes its samples there, and /metrics on any

@@ -1,68 +1,88 @@
-"""Stateful reset / step / state, per task path or by episode id (the contract's REST table).
+"""The episode URLs: reset / step / state, per task path or by episode id (the contract's
+REST table), and where their engine work runs.
 
 An episode id may come in the body, the `episode_id` query parameter or the `X-Episode-Id`
 header (in that order of precedence); without one, a call uses the task's default episode.
 Steps on one episode are serialised by the episode's lock.
 
-The `serve_*` functions do the work. The routes below are `LeanRoute`s: FastAPI matches
-them, documents them (/docs, /openapi.json) and counts them in the metrics like any route,
-but a matched request goes straight to its `serve_*` function, without FastAPI's dependency
-injection and per-request wrapping (about 0.2-0.3 ms, more than reading the body and writing
-the answer take): the handlers read the body, the ids and the app state themselves. The
-decorated functions only declare the parameters, for the docs.
+`EpisodeRoutes` is the router of these URLs (the one code path that serves them); the
+`router` at the end declares them for the docs only. A step's path: `EpisodeRoutes` ->
+`serve_step` (body and ids: `server/requests.py`; the episode: `server/episode_store.py`)
+-> `run_sized` -> `Episode.step`.
+
+Where engine work runs: on the event loop when small and cheap, in a worker thread else. A
+step on a small table takes less time than a hop to a worker thread (about a millisecond on
+the machines we measured), so running it inline is faster for everyone; a large table goes
+to a thread so that the event loop keeps serving other clients meanwhile. So does an
+operation whose cost the client controls beyond the table's size (`Operation.slow`:
+regex_replace, program): it may use the whole step time limit, and on the event loop it
+would stall every other client, /health included. Such steps share a few threads of their
+own, so they cannot take the pool's threads from everyone else either. The /ws door runs its
+engine work here too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Any
+import time
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
 
+import anyio
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
+from starlette._utils import get_route_path
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, QueryParams
-from starlette.types import Receive, Scope, Send
+from starlette.routing import BaseRoute
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dataclean_env.doors import check_episode_id, parse_reset_options
-from dataclean_env.episode import Episode
-from dataclean_env.errors import EnvError, TaskMismatch, UnknownTask
+from dataclean_env.errors import EnvError, TaskMismatch
+from dataclean_env.operations import canonical_name, get_operation
 from dataclean_env.reward_visibility import blind_view
 from dataclean_env.schemas import Action, EpisodeState, ResetRequest, StepResult
-from dataclean_env.server.deps import get_settings, get_store
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.http_errors import env_error_response
+from dataclean_env.server.metrics import ENGINE_SECONDS
 from dataclean_env.server.rate_limit import client_key
 from dataclean_env.server.requests import StepRequest, parse_step, read_json
-from dataclean_env.server.scheduling import is_slow, run_sized
 from dataclean_env.settings import Settings
 
-MAX_TASK_ID = 128
+INLINE_CELLS = 20_000
+SLOW_THREADS = 4
 
-Store = Annotated[EpisodeStore, Depends(get_store)]
-Config = Annotated[Settings, Depends(get_settings)]
-EpisodeQuery = Annotated[str | None, Query(description="Episode to use (else the task's default).")]
-EpisodeHeader = Annotated[str | None, Header(alias="X-Episode-Id")]
-
-
-async def addressed_episode(
-    episode_id: EpisodeQuery = None, x_episode_id: EpisodeHeader = None
-) -> str | None:
-    """The episode id of the query, else of the `X-Episode-Id` header (the body's wins over
-    both, in the handlers)."""
-    return _first(episode_id, x_episode_id)
+T = TypeVar("T")
+_slow_limiter: anyio.CapacityLimiter | None = None
 
 
-EpisodeId = Annotated[str | None, Depends(addressed_episode)]
+# ── where engine work runs (see the module's docstring) ──────────────────────
+def is_slow(operation: str) -> bool:
+    """True for an operation whose time the client controls (an unknown name: False)."""
+    try:
+        return get_operation(canonical_name(operation)).slow
+    except EnvError:
+        return False
 
 
-def _body_doc(model: type[BaseModel]) -> dict[str, Any]:
-    return {
-        "requestBody": {
-            "required": False,
-            "content": {"application/json": {"schema": model.model_json_schema()}},
-        }
-    }
+def _timed(work: Callable[[], T]) -> T:
+    start = time.perf_counter()
+    try:
+        return work()
+    finally:
+        ENGINE_SECONDS.observe(time.perf_counter() - start)
+
+
+async def run_sized(work: Callable[[], T], cells: int, slow: bool = False) -> T:
+    global _slow_limiter
+    if slow:
+        if _slow_limiter is None:
+            _slow_limiter = anyio.CapacityLimiter(SLOW_THREADS)
+        return await anyio.to_thread.run_sync(_timed, work, limiter=_slow_limiter)
+    if cells <= INLINE_CELLS:
+        return _timed(work)
+    return await run_in_threadpool(_timed, work)
 
 
 async def run_engine(work: Callable[[], BaseModel], cells: int, slow: bool = False) -> Response:
@@ -78,21 +98,7 @@ def _first(*values: str | None) -> str | None:
     return next((v for v in values if v is not None), None)
 
 
-def find_episode(store: EpisodeStore, task_id: str | None, episode_id: str | None) -> Episode:
-    """The episode a call addresses: by id, else the default episode of the task. An id of
-    another task's episode is answered like an absent one (404), revealing nothing."""
-    if episode_id is not None:
-        return store.get(episode_id, task_id)
-    return store.default(task_id or store.registry.task_ids()[0])
-
-
-def known_task(store: EpisodeStore, task_id: str) -> None:
-    """404 for an unknown task; an absurdly long id is not echoed back."""
-    if len(task_id) > MAX_TASK_ID:
-        raise UnknownTask(f"unknown task (task ids are at most {MAX_TASK_ID} characters)")
-    store.registry.spec(task_id)
-
-
+# ── the handlers ─────────────────────────────────────────────────────────────
 async def serve_reset(
     request: Request,
     store: EpisodeStore,
@@ -103,9 +109,9 @@ async def serve_reset(
     """Reset (`task_id` of the path, else of the body, else the first task)."""
     body = parse_reset_options(await read_json(request, settings.max_body_bytes), "body")
     task = task_id or body.task_id or store.registry.task_ids()[0]
-    known_task(store, task)
+    store.known(task)
     if body.task_id is not None:
-        known_task(store, body.task_id)
+        store.known(body.task_id)
     if task_id is not None and body.task_id not in (None, task_id):
         raise TaskMismatch(f"path says task {task_id!r}, body says {body.task_id!r}")
     spec = store.registry.spec(task)  # 404 before any work
@@ -134,14 +140,14 @@ async def serve_step(
     """One step of the episode the call names (else the task's default episode)."""
     call = parse_step(await read_json(request, settings.max_body_bytes))
     if call.task_id is not None:
-        known_task(store, call.task_id)
+        store.known(call.task_id)
     if task_id is not None and call.task_id not in (None, task_id):
         raise TaskMismatch(f"path says task {task_id!r}, body says {call.task_id!r}")
     wanted = task_id or call.task_id
     if wanted:
-        known_task(store, wanted)
+        store.known(wanted)
 
-    episode = find_episode(store, wanted, _first(call.episode_id, episode_id))
+    episode = store.find(wanted, _first(call.episode_id, episode_id))
 
     def work() -> StepResult:
         with episode.lock:
@@ -153,8 +159,8 @@ async def serve_step(
 async def serve_state(store: EpisodeStore, task_id: str | None, episode_id: str | None) -> Response:
     """The state of the episode the call names (else the task's default episode)."""
     if task_id is not None:
-        known_task(store, task_id)
-    episode = find_episode(store, task_id, episode_id)
+        store.known(task_id)
+    episode = store.find(task_id, episode_id)
 
     def work() -> EpisodeState:
         with episode.lock:
@@ -177,98 +183,138 @@ def _episode_id(scope: Scope) -> str | None:
     return query if query is not None else header
 
 
-def _lean_reset(request: Request, task_id: str | None) -> Any:
+async def _reset(request: Request, task_id: str | None) -> Response:
     state = request.app.state
-    return serve_reset(request, state.store, state.settings, task_id, _episode_id(request.scope))
+    return await serve_reset(
+        request, state.store, state.settings, task_id, _episode_id(request.scope)
+    )
 
 
-def _lean_step(request: Request, task_id: str | None) -> Any:
+async def _step(request: Request, task_id: str | None) -> Response:
     state = request.app.state
-    return serve_step(request, state.store, state.settings, task_id, _episode_id(request.scope))
+    return await serve_step(
+        request, state.store, state.settings, task_id, _episode_id(request.scope)
+    )
 
 
-def _lean_state(request: Request, task_id: str | None) -> Any:
+async def _state(request: Request, task_id: str | None) -> Response:
     task = task_id if task_id is not None else _query(request.scope, "task_id")
-    return serve_state(request.app.state.store, task, _episode_id(request.scope))
+    return await serve_state(request.app.state.store, task, _episode_id(request.scope))
 
 
-# The handler of each route, by its first path segment.
-_LEAN = {"reset": _lean_reset, "step": _lean_step, "state": _lean_state}
+Handler = Callable[[Request, str | None], Awaitable[Response]]
+# The handler of each URL, by its first path segment, and the method it takes.
+_HANDLERS: dict[str, tuple[str, Handler]] = {
+    "reset": ("POST", _reset),
+    "step": ("POST", _step),
+    "state": ("GET", _state),
+}
 
 
-class LeanRoute(APIRoute):
-    """An APIRoute whose matched requests go to their `serve_*` function directly (see the
-    module's docstring); a method the route does not take is answered as FastAPI does."""
+class EpisodeRoutes:
+    """The router of the episode URLs: `/reset`, `/step`, `/state`, each alone or followed
+    by `/{task_id}`. A request for one of them with its method goes straight to its handler
+    (a dict lookup, not FastAPI's walk over every route, its dependency injection and
+    per-request wrapping: together more than reading the body and writing the answer
+    take); anything else (another method: 405, a trailing slash: a redirect, any other
+    URL) goes on to FastAPI's router. The `router` below declares the same URLs for the
+    docs (/docs, /openapi.json) only: its endpoints are never called."""
 
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] not in (self.methods or ()):
-            await super().handle(scope, receive, send)  # 405
+    def __init__(self, app: ASGIApp, routes: list[BaseRoute]):
+        self.app = app
+        # The declared route of each URL: the template the metrics label a request with.
+        self.routes = {
+            (route.path, method): route
+            for route in routes
+            if isinstance(route, APIRoute)
+            for method in route.methods or ()
+        }
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        matched = self._match(scope) if scope["type"] == "http" else None
+        if matched is None:
+            await self.app(scope, receive, send)
             return
-        request = Request(scope, receive, send)
-        serve = _LEAN[self.path.split("/")[1]]
+        handler, task_id = matched
         try:
-            response = await serve(request, scope["path_params"].get("task_id"))
+            response = await handler(Request(scope, receive, send), task_id)
         except EnvError as exc:
             response = env_error_response(exc)
         await response(scope, receive, send)
 
+    def _match(self, scope: Scope) -> tuple[Handler, str | None] | None:
+        parts = get_route_path(scope).split("/")
+        if len(parts) not in (2, 3) or parts[0] or parts[1] not in _HANDLERS:
+            return None
+        method, handler = _HANDLERS[parts[1]]
+        if scope["method"] != method or (len(parts) == 3 and not parts[2]):
+            return None
+        template = f"/{parts[1]}" if len(parts) == 2 else f"/{parts[1]}/{{task_id}}"
+        scope["route"] = self.routes[(template, method)]
+        task_id = parts[2] if len(parts) == 3 else None
+        scope["path_params"] = {} if task_id is None else {"task_id": task_id}
+        return handler, task_id
 
-router = APIRouter(tags=["episodes"], route_class=LeanRoute)
+
+# Declarations for the docs: `EpisodeRoutes` serves these URLs, so their bodies never run.
+# They declare what the docs show: the path, the query and header ids, the body.
+router = APIRouter(tags=["episodes"])
+SERVED_ELSEWHERE = "served by EpisodeRoutes, in front of FastAPI's router"
+EpisodeQuery = Annotated[str | None, Query(description="Episode to use (else the task's default).")]
+EpisodeHeader = Annotated[str | None, Header(alias="X-Episode-Id")]
+
+
+async def addressed_episode(
+    episode_id: EpisodeQuery = None, x_episode_id: EpisodeHeader = None
+) -> str | None:
+    """The episode id of the query, else of the `X-Episode-Id` header (the body's wins over
+    both); read by `_episode_id` in the handlers."""
+    raise RuntimeError(SERVED_ELSEWHERE)
+
+
+EpisodeId = Annotated[str | None, Depends(addressed_episode)]
+
+
+def _body_doc(model: type[BaseModel]) -> dict[str, Any]:
+    return {
+        "requestBody": {
+            "required": False,
+            "content": {"application/json": {"schema": model.model_json_schema()}},
+        }
+    }
 
 
 @router.post("/reset", response_model=StepResult, openapi_extra=_body_doc(ResetRequest))
-async def reset(
-    request: Request,
-    store: Store,
-    settings: Config,
-    episode_id: EpisodeId,
-) -> Any:
+async def reset(episode_id: EpisodeId) -> None:
     """Start a new episode of `task_id` (default: the first task)."""
-    return await serve_reset(request, store, settings, None, episode_id)
+    raise RuntimeError(SERVED_ELSEWHERE)
 
 
 @router.post("/reset/{task_id}", response_model=StepResult, openapi_extra=_body_doc(ResetRequest))
-async def reset_task(
-    task_id: str,
-    request: Request,
-    store: Store,
-    settings: Config,
-    episode_id: EpisodeId,
-) -> Any:
+async def reset_task(task_id: str, episode_id: EpisodeId) -> None:
     """Start a new episode of the task in the path."""
-    return await serve_reset(request, store, settings, task_id, episode_id)
+    raise RuntimeError(SERVED_ELSEWHERE)
 
 
 @router.post("/step", response_model=StepResult, openapi_extra=_body_doc(StepRequest))
-async def step(
-    request: Request,
-    store: Store,
-    settings: Config,
-    episode_id: EpisodeId,
-) -> Any:
+async def step(episode_id: EpisodeId) -> None:
     """Apply one operation to the episode given by id, else to the task's default episode."""
-    return await serve_step(request, store, settings, None, episode_id)
+    raise RuntimeError(SERVED_ELSEWHERE)
 
 
 @router.post("/step/{task_id}", response_model=StepResult, openapi_extra=_body_doc(Action))
-async def step_task(
-    task_id: str,
-    request: Request,
-    store: Store,
-    settings: Config,
-    episode_id: EpisodeId,
-) -> Any:
+async def step_task(task_id: str, episode_id: EpisodeId) -> None:
     """Apply one operation (an action envelope, or `{"action": envelope}`)."""
-    return await serve_step(request, store, settings, task_id, episode_id)
+    raise RuntimeError(SERVED_ELSEWHERE)
 
 
 @router.get("/state", response_model=EpisodeState)
-async def state(store: Store, episode_id: EpisodeId, task_id: str | None = None) -> Any:
+async def state(episode_id: EpisodeId, task_id: str | None = None) -> None:
     """State of the episode given by id, else of the task's default episode."""
-    return await serve_state(store, task_id, episode_id)
+    raise RuntimeError(SERVED_ELSEWHERE)
 
 
 @router.get("/state/{task_id}", response_model=EpisodeState)
-async def state_task(task_id: str, store: Store, episode_id: EpisodeId) -> Any:
+async def state_task(task_id: str, episode_id: EpisodeId) -> None:
     """State of the task's default episode, or of the episode given by id."""
-    return await serve_state(store, task_id, episode_id)
+    raise RuntimeError(SERVED_ELSEWHERE)
