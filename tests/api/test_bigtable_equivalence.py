@@ -20,6 +20,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dataclean_env.engine.limits import _text_chars
+from dataclean_env.engine.snapshot import Snapshot, _cells
+from dataclean_env.engine.values import (
+    MISSING,
+    Kind,
+    all_iso_dates,
+    is_iso_date,
+    numbers_in,
+    parse_number,
+)
 from dataclean_env.errors import InvalidText, OperationFailed
 from dataclean_env.grading.cell_repair import (
     _LOST,
@@ -31,19 +41,9 @@ from dataclean_env.grading.cell_repair import (
     cell_text,
 )
 from dataclean_env.grading.gold_facts import key_text
-from dataclean_env.limits import _text_chars
 from dataclean_env.operations.column_checks import _rewritten, _rewritten_cells
 from dataclean_env.operations.dtypes import Column, to_datetime
 from dataclean_env.operations.rows import _positions
-from dataclean_env.snapshot import Snapshot, _cells
-from dataclean_env.values import (
-    MISSING,
-    Kind,
-    all_iso_dates,
-    is_iso_date,
-    numbers_in,
-    parse_number,
-)
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dataclean_env.checker import check_registry, check_task
+from dataclean_env.engine.checker import check_registry, check_task
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry, registry_for
 from dataclean_env.tasks.fixed import FixedFamily

@@ -13,7 +13,7 @@ import pytest
 
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.agents.reference import NoOpAgent, OracleAgent
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import OperationNotAllowed, PhaseOutOfOrder
 from dataclean_env.grading.truth import ERROR_TYPES
 from dataclean_env.runner.backends import LocalBackend

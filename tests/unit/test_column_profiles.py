@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dataclean_env.episode import Episode
-from dataclean_env.profiles import column_profiles, value_shape
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.profiles import column_profiles, value_shape
+from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.schemas import Action
-from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import default_registry
 
 

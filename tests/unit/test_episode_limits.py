@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from dataclean_env.doors import check_episode_id
-from dataclean_env.episode import Episode
+from dataclean_env.engine.doors import check_episode_id
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.limits import EngineLimits
 from dataclean_env.errors import InvalidAction, TooLarge
-from dataclean_env.limits import EngineLimits
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import TaskRegistry
 

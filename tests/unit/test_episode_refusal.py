@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import OperationFailed, OperationNotAllowed
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import default_registry

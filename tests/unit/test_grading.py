@@ -15,6 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dataclean_env.engine.snapshot import Snapshot
+from dataclean_env.engine.values import cells_equal
 from dataclean_env.grading import ActionRecord, Grader, build_facts, clamp, penalty
 from dataclean_env.grading.components import (
     COMPONENTS,
@@ -29,8 +31,6 @@ from dataclean_env.grading.gold_facts import key_text
 from dataclean_env.grading.preservation import _CANONICAL, _EQUAL
 from dataclean_env.grading.reward import reward_object
 from dataclean_env.operations import get_operation
-from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import cells_equal
 from tests.support import REWARD_FIELDS
 
 WEIGHTS = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import UnknownEpisode
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.tasks import default_registry

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dataclean_env.engine.values import kind_of
 from dataclean_env.errors import (
     EnvError,
     InvalidParameters,
@@ -29,7 +30,6 @@ from dataclean_env.operations import (
     operation_names,
     resolve,
 )
-from dataclean_env.values import kind_of
 
 STRATEGIES = ["mean", "median", "mode", "ffill", "bfill", "constant"]
 DTYPES = ["int", "float", "str", "bool", "datetime"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.operations.reading import MAX_FOUND, MAX_LISTED
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings

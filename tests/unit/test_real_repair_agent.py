@@ -12,7 +12,7 @@ from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.agents.reference import NoOpAgent
 from dataclean_env.agents.repair_rules import Fill, Reorder, Replace, learn_column
 from dataclean_env.agents.unlabelled_repair import one_edit, typo_map
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.runner.report import markdown
 from dataclean_env.runner.results import EpisodeResult
 from dataclean_env.runner.stats import summarise

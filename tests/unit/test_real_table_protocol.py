@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.leaderboard.ranked import RankedEpisode
 from dataclean_env.schemas import Action

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import InvalidParameters, OperationFailed
 from dataclean_env.operations import OpContext, resolve
 from dataclean_env.schemas import Action

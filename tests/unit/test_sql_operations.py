@@ -183,8 +183,8 @@ def test_an_untimed_step_runs_its_sql_without_an_interrupt_timer(monkeypatch) ->
     # infinite interval dies in its thread (OverflowError), so none may be started.
     import threading
 
-    from dataclean_env.episode import Episode
-    from dataclean_env.limits import untimed_limits
+    from dataclean_env.engine.episode import Episode
+    from dataclean_env.engine.limits import untimed_limits
     from dataclean_env.schemas import Action
     from dataclean_env.tasks import default_registry
 

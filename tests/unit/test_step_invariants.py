@@ -18,7 +18,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.limits import EngineLimits
 from dataclean_env.errors import (
     InvalidParameters,
     InvalidText,
@@ -27,7 +28,6 @@ from dataclean_env.errors import (
     TooLarge,
 )
 from dataclean_env.in_process import DataCleaningEnv
-from dataclean_env.limits import EngineLimits
 from dataclean_env.operations import operation_names
 from dataclean_env.operations.claims import CLAIM_OPERATIONS
 from dataclean_env.schemas import Action

@@ -1,4 +1,4 @@
-"""Steps remembered across episodes (`dataclean_env/step_memory.py`) change no byte.
+"""Steps remembered across episodes (`dataclean_env/engine/step_memory.py`) change no byte.
 
 An episode that applies an action another episode of the same instance already applied to
 the same table takes that step's result: its table is then the very same object. Its
@@ -16,14 +16,14 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.limits import EngineLimits, TableBudget
+from dataclean_env.engine.snapshot import Snapshot
+from dataclean_env.engine.step_memory import MAX_TABLE_CELLS, StepMemory, Transition, weight
 from dataclean_env.errors import PhaseOutOfOrder, TooLarge
-from dataclean_env.limits import EngineLimits, TableBudget
 from dataclean_env.operations import OpResult
 from dataclean_env.operations.claims import AUDIT_PHASES
 from dataclean_env.schemas import Action
-from dataclean_env.snapshot import Snapshot
-from dataclean_env.step_memory import MAX_TABLE_CELLS, StepMemory, Transition, weight
 from dataclean_env.tasks import TaskRegistry
 from tests.unit.test_engine_equivalence import actions, step, task_for
 

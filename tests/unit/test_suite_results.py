@@ -11,8 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-import dataclean_env.limits as limits_module
-from dataclean_env import episode as episode_module
+import dataclean_env.engine.limits as limits_module
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.agents.reference import NoOpAgent, OracleAgent
 from dataclean_env.benchmark import measure
@@ -20,8 +19,9 @@ from dataclean_env.benchmark.baselines import AGENTS, instance_row
 from dataclean_env.benchmark.measure import DRAW_SEED, SECRET, final_score
 from dataclean_env.benchmark.normalised import MEANING, anchors
 from dataclean_env.benchmark.suite import Cell, secret_instance, suite_named
-from dataclean_env.doors import attempt
-from dataclean_env.episode import Episode
+from dataclean_env.engine import episode as episode_module
+from dataclean_env.engine.doors import attempt
+from dataclean_env.engine.episode import Episode
 from dataclean_env.runner import suite_report
 from dataclean_env.runner.cli import normalised_summary
 from dataclean_env.runner.results import EpisodeResult

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dataclean_env.snapshot import Snapshot
-from dataclean_env.table_view import MAX_PAGE, row_origins, table_page
+from dataclean_env.engine.snapshot import Snapshot
+from dataclean_env.server.table_view import MAX_PAGE, row_origins, table_page
 from dataclean_env.tasks.generated import FAMILIES, instance, predicted_difficulty
 
 

@@ -24,16 +24,16 @@ from pydantic import BaseModel
 from starlette.datastructures import Headers, QueryParams
 from starlette.types import Receive, Scope, Send
 
-from dataclean_env.doors import check_episode_id, parse_reset_options
-from dataclean_env.episode import Episode
+from dataclean_env.engine.doors import check_episode_id, parse_reset_options
+from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import EnvError, TaskMismatch, UnknownTask
-from dataclean_env.reward_visibility import blind_view
 from dataclean_env.schemas import Action, EpisodeState, ResetRequest, StepResult
 from dataclean_env.server.deps import get_settings, get_store
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.rate_limit import client_key
 from dataclean_env.server.requests import StepRequest, parse_step, read_json
+from dataclean_env.server.reward_visibility import blind_view
 from dataclean_env.server.scheduling import is_slow, run_sized
 from dataclean_env.settings import Settings
 

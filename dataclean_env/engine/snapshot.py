@@ -15,7 +15,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from dataclean_env.values import MISSING, Kind, dtype_name, kind_of
+from dataclean_env.engine.values import MISSING, Kind, dtype_name, kind_of
 
 
 def _normalise(values: list[Any]) -> list[Any]:

@@ -15,9 +15,9 @@ from functools import lru_cache
 from itertools import filterfalse
 from typing import Any
 
+from dataclean_env.engine.snapshot import Snapshot
+from dataclean_env.engine.values import Kind
 from dataclean_env.errors import InvalidText, StepTimeLimit, TooLarge
-from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import Kind
 
 
 @dataclass(frozen=True)

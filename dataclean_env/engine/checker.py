@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dataclean_env.doors import attempt, start_episode
-from dataclean_env.episode import Episode
+from dataclean_env.engine.doors import attempt, start_episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.grading.reward import CEILING, FLOOR
 from dataclean_env.schemas import Action, StepResult, graded
 from dataclean_env.tasks import TaskRegistry

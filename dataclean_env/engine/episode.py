@@ -17,7 +17,13 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from dataclean_env.deferred import Table, frame_of
+from dataclean_env.engine.deferred import Table, frame_of
+from dataclean_env.engine.limits import EngineLimits, TableBudget, check_parameters, default_limits
+from dataclean_env.engine.observation import SAMPLE_ROWS, table_summary
+from dataclean_env.engine.profiles import column_profiles
+from dataclean_env.engine.snapshot import Snapshot
+from dataclean_env.engine.step_memory import MAX_TABLE_CELLS, Key, StepMemory, Transition
+from dataclean_env.engine.values import Kind
 from dataclean_env.errors import (
     EnvError,
     EpisodeFinished,
@@ -30,11 +36,8 @@ from dataclean_env.errors import (
 from dataclean_env.grading import ActionRecord
 from dataclean_env.grading.gold_facts import key_text
 from dataclean_env.grading.reward import FLOOR, reward_object
-from dataclean_env.limits import EngineLimits, TableBudget, check_parameters, default_limits
-from dataclean_env.observation import SAMPLE_ROWS, table_summary
 from dataclean_env.operations import OpContext, OpResult, alias_names, canonical_name, resolve
 from dataclean_env.operations.claims import LABEL_OPERATION, phase_view
-from dataclean_env.profiles import column_profiles
 from dataclean_env.schemas import (
     Action,
     EpisodeState,
@@ -44,10 +47,7 @@ from dataclean_env.schemas import (
     Reward,
     StepResult,
 )
-from dataclean_env.snapshot import Snapshot
-from dataclean_env.step_memory import MAX_TABLE_CELLS, Key, StepMemory, Transition
 from dataclean_env.tasks import Task
-from dataclean_env.values import Kind
 
 log = logging.getLogger(__name__)
 
