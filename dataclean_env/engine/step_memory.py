@@ -6,7 +6,7 @@ and (on phased tasks) the operations before it. So when an episode applies an ac
 episode already applied to the very same committed table (the rollouts of a GRPO group, an
 agent replayed, a benchmark's repeated plan), it takes that step's result instead of
 computing it again: the new table and its snapshot, profiles and grading. The answer is the
-same bytes either way (`tests/unit/test_step_memory.py`): an operation never changes the
+same bytes either way (`tests/unit/engine/test_step_memory.py`): an operation never changes the
 table it is given, and a step replaces an episode's table rather than editing it, so tables
 and snapshots are values that episodes can share.
 

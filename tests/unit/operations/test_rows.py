@@ -10,7 +10,7 @@ from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import InvalidParameters, OperationFailed
 from dataclean_env.operations import OpContext, resolve
 from dataclean_env.schemas import Action
-from tests.unit.test_operations import cells, refused
+from tests.unit.operations.test_operations import cells, refused
 
 KEYED = OpContext(protected_columns=frozenset({"id"}))
 

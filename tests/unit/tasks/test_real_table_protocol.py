@@ -15,7 +15,7 @@ from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry, registry_for
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def step(episode: Episode, operation: str, **parameters: Any) -> Any:

@@ -13,7 +13,7 @@ from dataclean_env.settings import Settings
 from dataclean_env.tasks import registry_for
 from tests.dirty_pair import write_pair
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_a_2400_row_table_is_read_within_its_budget(tmp_path: Path) -> None:

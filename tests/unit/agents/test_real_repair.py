@@ -21,7 +21,7 @@ from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry, registry_for
 from tests.dirty_pair import write_pair
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def play(registry: TaskRegistry, task_id: str, agent: object) -> tuple[dict, list[str]]:

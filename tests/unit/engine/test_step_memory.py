@@ -25,7 +25,7 @@ from dataclean_env.operations import OpResult
 from dataclean_env.operations.claims import AUDIT_PHASES
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import TaskRegistry
-from tests.unit.test_engine_equivalence import actions, step, task_for
+from tests.unit.engine.test_equivalence import actions, step, task_for
 
 CLAIMS = ["error_detection", "standardisation", "audit_pipeline"]
 

@@ -24,7 +24,7 @@ from dataclean_env.tasks import default_registry
 from dataclean_env.tasks.claims import GENERATED, SHOWCASES, ClaimsFamily
 from dataclean_env.tasks.registry import TaskRegistry
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 KINDS = list(GENERATED)
 SEEDS = range(4)
 REGISTRY = default_registry()
