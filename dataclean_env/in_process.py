@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dataclean_env.doors import attempt, start_episode
-from dataclean_env.episode import Episode
+from dataclean_env.engine.doors import attempt, start_episode
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.schemas import Action, EpisodeState, StepResult
-from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry, default_registry
 
 

@@ -81,7 +81,7 @@ class Settings(BaseSettings):
     # logging call and a write per request, ~5% of a small step's time in the server.
     access_log: bool = True
     # The server's step memory: steps one episode took, reused when another episode of the
-    # task takes them again (`dataclean_env/step_memory.py`); off: every step is computed.
+    # task takes them again (`dataclean_env/engine/step_memory.py`); off: every step is computed.
     # Same bytes either way.
     step_memory: bool = True
     # permessage-deflate on /ws when the client offers it. Off: compressing a 4 KB

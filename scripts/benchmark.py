@@ -48,11 +48,11 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import pandas as pd  # noqa: E402
 from loadgen import load  # noqa: E402
 
-from dataclean_env.episode import Episode  # noqa: E402
+from dataclean_env.engine.episode import Episode  # noqa: E402
+from dataclean_env.engine.step_memory import StepMemory  # noqa: E402
 from dataclean_env.operations.program import opened  # noqa: E402
 from dataclean_env.schemas import Action  # noqa: E402
 from dataclean_env.settings import Settings  # noqa: E402
-from dataclean_env.step_memory import StepMemory  # noqa: E402
 from dataclean_env.tasks import Task, default_registry  # noqa: E402
 from dataclean_env.tasks.custom import CustomFamily  # noqa: E402
 from dataclean_env.tasks.fixed import load_metadata  # noqa: E402
@@ -112,7 +112,7 @@ def time_plan(
 
 def unshared(task: Task) -> Task:
     """The task as a new instance: its own opening, and no step another episode took from
-    it (`dataclean_env/step_memory.py`) to take over: every step is computed."""
+    it (`dataclean_env/engine/step_memory.py`) to take over: every step is computed."""
     return replace(task)
 
 
@@ -831,7 +831,7 @@ def main() -> int:
             "Every episode a new instance of its task (a copy of the task: its own opening, "
             "no step taken over from another episode), so every step is computed; the last "
             "column is the same plan on one shared instance, whose steps earlier episodes "
-            "already took (`dataclean_env/step_memory.py`), as in a GRPO group.",
+            "already took (`dataclean_env/engine/step_memory.py`), as in a GRPO group.",
             "",
             *engine_lines(engine_results),
         ]

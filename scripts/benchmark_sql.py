@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from benchmark_real_tables import write_section as write_marked  # noqa: E402
 
-from dataclean_env.episode import Episode  # noqa: E402
-from dataclean_env.limits import EngineLimits  # noqa: E402
+from dataclean_env.engine.episode import Episode  # noqa: E402
+from dataclean_env.engine.limits import EngineLimits  # noqa: E402
 from dataclean_env.operations import sql as sql_ops  # noqa: E402
 from dataclean_env.schemas import Action  # noqa: E402
 from dataclean_env.tasks.custom import load_custom_task  # noqa: E402

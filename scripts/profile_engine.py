@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from benchmark import PLANS, tiled_task, unshared  # noqa: E402
 
-from dataclean_env.episode import Episode  # noqa: E402
+from dataclean_env.engine.episode import Episode  # noqa: E402
 from dataclean_env.schemas import Action  # noqa: E402
 from dataclean_env.tasks import default_registry  # noqa: E402
 from dataclean_env.tasks.custom import CustomFamily  # noqa: E402

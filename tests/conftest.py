@@ -20,6 +20,7 @@ from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.tasks.fixed import load_metadata
 
 TIERS = ("unit", "api", "e2e")
+TESTS = Path(__file__).resolve().parent
 # Never the checkout's leaderboard database: servers the tests start (also in subprocesses,
 # which inherit this) write to a scratch one unless a test names its own.
 os.environ.setdefault(
@@ -29,7 +30,9 @@ os.environ.setdefault(
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        tier = Path(str(item.fspath)).parent.name
+        # The tier is the folder under tests/ (tests/unit/engine/test_x.py is a unit test).
+        path = item.path.resolve()
+        tier = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else None
         if tier in TIERS:
             item.add_marker(getattr(pytest.mark, tier))
 

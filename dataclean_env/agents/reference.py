@@ -21,11 +21,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from dataclean_env.agents.heuristic import HeuristicAgent
+from dataclean_env.engine.values import snake_case
 from dataclean_env.errors import InvalidParameters
 from dataclean_env.operations import alias_names, get_operation, resolve
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.tasks import TaskRegistry
-from dataclean_env.values import snake_case
 
 FINISH = {"operation": "finish", "parameters": {}}
 

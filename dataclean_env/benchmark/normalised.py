@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.limits import untimed_limits
 from dataclean_env.errors import EnvError
-from dataclean_env.limits import untimed_limits
 from dataclean_env.schemas import Action
 from dataclean_env.tasks.registry import Task
 

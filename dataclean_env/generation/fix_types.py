@@ -13,6 +13,7 @@ import random
 
 import pandas as pd
 
+from dataclean_env.engine.values import Kind
 from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
 from dataclean_env.generation.noise import pick_difficulty
@@ -29,7 +30,6 @@ from dataclean_env.generation.treatments import (
     state_cast,
     state_style,
 )
-from dataclean_env.values import Kind
 
 OPERATIONS = (
     "fix_dtype",
@@ -41,7 +41,7 @@ OPERATIONS = (
     "finish",
 )
 
-# Bumped whenever what a seed produces changes (tests/unit/test_generator_versions.py).
+# Bumped whenever what a seed produces changes (tests/unit/generation/test_generator_versions.py).
 VERSION = 2
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from dataclean_env.engine.values import Kind
 from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
 from dataclean_env.generation.noise import pick_difficulty, shuffled_with
@@ -30,7 +31,6 @@ from dataclean_env.generation.treatments import (
     present,
     state_style,
 )
-from dataclean_env.values import Kind
 
 DEPARTMENTS = ("Sales", "Finance", "Engineering", "Support", "Marketing")
 FALLBACKS = ("Unassigned", "General", "Pending Review")
@@ -50,7 +50,7 @@ OPERATIONS = (
     "finish",
 )
 
-# Bumped whenever what a seed produces changes (tests/unit/test_generator_versions.py).
+# Bumped whenever what a seed produces changes (tests/unit/generation/test_generator_versions.py).
 VERSION = 2
 
 

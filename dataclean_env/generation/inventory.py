@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from dataclean_env.engine.values import Kind
 from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
 from dataclean_env.generation.noise import padded, pick_difficulty, shuffled_with
@@ -32,7 +33,6 @@ from dataclean_env.generation.treatments import (
     state_cast,
     state_style,
 )
-from dataclean_env.values import Kind
 
 WAREHOUSES = ("Berlin DC", "Lagos Hub", "Osaka Depot", "Toronto Yard", "Lima Store", "Austin Lot")
 OPERATIONS = (
@@ -52,7 +52,7 @@ OPERATIONS = (
     "finish",
 )
 
-# Bumped whenever what a seed produces changes (tests/unit/test_generator_versions.py).
+# Bumped whenever what a seed produces changes (tests/unit/generation/test_generator_versions.py).
 VERSION = 2
 
 

@@ -36,7 +36,7 @@ OPERATIONS = (
     "finish",
 )
 
-# Bumped whenever what a seed produces changes (tests/unit/test_generator_versions.py).
+# Bumped whenever what a seed produces changes (tests/unit/generation/test_generator_versions.py).
 VERSION = 2
 
 

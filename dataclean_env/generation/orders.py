@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from dataclean_env.engine.values import Kind
 from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
 from dataclean_env.generation.noise import full_name, padded, pick_difficulty, shuffled_with
@@ -31,7 +32,6 @@ from dataclean_env.generation.treatments import (
     state_cast,
     state_style,
 )
-from dataclean_env.values import Kind
 
 STATUSES = ("shipped", "pending", "delivered", "cancelled", "returned")
 PRICE_CAPS = (1500, 2000, 2500, 5000)
@@ -55,7 +55,7 @@ OPERATIONS = (
     "finish",
 )
 
-# Bumped whenever what a seed produces changes (tests/unit/test_generator_versions.py).
+# Bumped whenever what a seed produces changes (tests/unit/generation/test_generator_versions.py).
 VERSION = 2
 
 

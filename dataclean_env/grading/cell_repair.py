@@ -41,12 +41,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dataclean_env.grading.gold_facts import all_present, first_positions, key_text
-from dataclean_env.grading.penalties import ActionRecord
-from dataclean_env.grading.reward import clamp
-from dataclean_env.int_keys import int_keys, integer_of
-from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import (
+from dataclean_env.engine.int_keys import int_keys, integer_of
+from dataclean_env.engine.snapshot import Snapshot
+from dataclean_env.engine.values import (
     MISSING,
     NUMERIC_KINDS,
     Kind,
@@ -56,6 +53,9 @@ from dataclean_env.values import (
     parse_date,
     parse_number,
 )
+from dataclean_env.grading.gold_facts import all_present, first_positions, key_text
+from dataclean_env.grading.penalties import ActionRecord
+from dataclean_env.grading.reward import clamp
 
 WEIGHTS = {"f1": 1.0}
 ABSENT = None  # the text of a cell whose row is not in the table

@@ -25,11 +25,18 @@ from typing import Any
 
 import pandas as pd
 
+from dataclean_env.engine.snapshot import Snapshot
+from dataclean_env.engine.values import (
+    MISSING,
+    NUMBER_TOLERANCE,
+    Kind,
+    cells_equal,
+    is_missing,
+    kind_of,
+)
 from dataclean_env.grading.gold_facts import all_present, first_positions, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp, reward_object
-from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import MISSING, NUMBER_TOLERANCE, Kind, cells_equal, is_missing, kind_of
 
 WEIGHTS = {"repair_score": 0.6, "preservation_score": 0.2, "row_integrity_score": 0.2}
 Cell = tuple[str, str, Any]  # (key, gold column, gold value)

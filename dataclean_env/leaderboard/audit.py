@@ -29,7 +29,7 @@ from sqlalchemy import Engine, insert, select
 
 from dataclean_env.benchmark.normalised import anchors
 from dataclean_env.benchmark.suite import secret_instance
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.generation import instance_hash, secret_seed
 from dataclean_env.leaderboard import db

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import EnvError, EpisodeFinished, InvalidParameters
 from dataclean_env.schemas import Action, StepResult
 from dataclean_env.tasks import Task

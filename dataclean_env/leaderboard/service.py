@@ -49,7 +49,7 @@ from dataclean_env.benchmark.suite import (
     suite_named,
     suites,
 )
-from dataclean_env.doors import LEADERBOARD_PREFIX
+from dataclean_env.engine.doors import LEADERBOARD_PREFIX
 from dataclean_env.errors import (
     ClientQuotaReached,
     InvalidSubmission,

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dataclean_env.deferred import Table, derive
+from dataclean_env.engine.deferred import Table, derive
+from dataclean_env.engine.snapshot import Snapshot
+from dataclean_env.engine.values import MISSING, Kind
 from dataclean_env.errors import InvalidParameters, OperationFailed
 from dataclean_env.operations.registry import OpContext, OpResult
-from dataclean_env.snapshot import Snapshot
-from dataclean_env.values import MISSING, Kind
 
 
 def require_columns(table: pd.DataFrame | Snapshot, columns: Iterable[str]) -> list[str]:

@@ -16,16 +16,8 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.deferred import Table, derive
-from dataclean_env.errors import OperationFailed
-from dataclean_env.operations.column_checks import (
-    replace_columns,
-    require_columns,
-    require_modifiable,
-    sample,
-)
-from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
-from dataclean_env.values import (
+from dataclean_env.engine.deferred import Table, derive
+from dataclean_env.engine.values import (
     EXACT_INT,
     MISSING,
     Kind,
@@ -34,6 +26,14 @@ from dataclean_env.values import (
     numbers_in,
     parse_bool,
 )
+from dataclean_env.errors import OperationFailed
+from dataclean_env.operations.column_checks import (
+    replace_columns,
+    require_columns,
+    require_modifiable,
+    sample,
+)
+from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
 
 Dtype = Literal["auto", "int", "float", "str", "bool", "datetime"]
 

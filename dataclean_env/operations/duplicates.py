@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from dataclean_env.deferred import Table
+from dataclean_env.engine.deferred import Table
 from dataclean_env.operations.column_checks import kept_rows, require_columns
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 

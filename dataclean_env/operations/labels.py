@@ -11,7 +11,7 @@ import json
 
 from pydantic import Field
 
-from dataclean_env.deferred import Table
+from dataclean_env.engine.deferred import Table
 from dataclean_env.errors import LabelsNotOffered
 from dataclean_env.operations.claims import LABEL_OPERATION
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from dataclean_env.deferred import Table
+from dataclean_env.engine.deferred import Table
+from dataclean_env.engine.values import NUMERIC_KINDS, SMALL_COLUMN, Kind, numbers_in
 from dataclean_env.errors import OperationFailed
 from dataclean_env.operations.column_checks import (
     kept_rows,
@@ -24,7 +25,6 @@ from dataclean_env.operations.column_checks import (
     require_modifiable,
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
-from dataclean_env.values import NUMERIC_KINDS, SMALL_COLUMN, Kind, numbers_in
 
 DEFAULT_THRESHOLD = {"iqr": 1.5, "zscore": 3.0}
 

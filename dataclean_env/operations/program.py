@@ -13,8 +13,8 @@ from typing import Any
 import pandas as pd
 from pydantic import Field, ValidationError
 
+from dataclean_env.engine.limits import remaining
 from dataclean_env.errors import EnvError, InvalidParameters, OperationNotAllowed, describe
-from dataclean_env.limits import remaining
 from dataclean_env.operations.registry import (
     CLAIM_OPERATIONS,
     OpContext,

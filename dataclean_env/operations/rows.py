@@ -15,9 +15,10 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
+from dataclean_env.engine.int_keys import int_keys, integer_of
+from dataclean_env.engine.values import MISSING, NUMERIC_KINDS, Kind
 from dataclean_env.errors import InvalidParameters, OperationFailed
 from dataclean_env.grading.gold_facts import key_text
-from dataclean_env.int_keys import int_keys, integer_of
 from dataclean_env.operations.column_checks import (
     require_columns,
     require_modifiable,
@@ -27,7 +28,6 @@ from dataclean_env.operations.column_checks import (
 )
 from dataclean_env.operations.fill import constant_for, number_for
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
-from dataclean_env.values import MISSING, NUMERIC_KINDS, Kind
 
 RowId = int | str
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

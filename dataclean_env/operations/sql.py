@@ -20,12 +20,12 @@ import duckdb
 import pandas as pd
 from pydantic import Field
 
+from dataclean_env.engine.limits import raise_time_limit, remaining
+from dataclean_env.engine.values import MISSING, Kind, json_cell
 from dataclean_env.errors import InvalidParameters, SqlRefused, TooLarge
-from dataclean_env.limits import raise_time_limit, remaining
 from dataclean_env.operations.column_checks import rewrite_columns, take_rows
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 from dataclean_env.schemas import QueryResult
-from dataclean_env.values import MISSING, Kind, json_cell
 
 MAX_SQL_CHARS = 20_000
 MAX_STATEMENTS = 20

@@ -14,13 +14,13 @@ from urllib.parse import urlencode
 
 from pydantic import ValidationError
 
-from dataclean_env.doors import attempt, start_episode
-from dataclean_env.episode import Episode
+from dataclean_env.engine.doors import attempt, start_episode
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.limits import EngineLimits
+from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import describe
-from dataclean_env.limits import EngineLimits
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.schemas import Observation, StepResult, graded
-from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry
 
 OBSERVATION_FIELDS = frozenset(Observation.model_fields)

@@ -19,8 +19,8 @@ from tqdm import tqdm
 
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
 from dataclean_env.agents.reference import AgentFactory, reference_factories
+from dataclean_env.engine.limits import untimed_limits
 from dataclean_env.generation import SPLITS
-from dataclean_env.limits import untimed_limits
 from dataclean_env.runner import raha_baran, real_detection, selection, suite_report
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode

@@ -31,9 +31,9 @@ from tqdm import tqdm
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
 from dataclean_env.agents.reference import AgentFactory, reference_factories
 from dataclean_env.benchmark.normalised import MEANING, anchors
+from dataclean_env.engine.limits import untimed_limits
 from dataclean_env.errors import EnvError, UnknownTask
 from dataclean_env.generation import SPLITS
-from dataclean_env.limits import untimed_limits
 from dataclean_env.runner import selection
 from dataclean_env.runner.backends import Backend, LocalBackend, RemoteBackend
 from dataclean_env.runner.loop import run_episode

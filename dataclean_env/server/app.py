@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from uvicorn.config import STARTUP_FAILURE
 
 from dataclean_env import ENV_NAME, __version__
+from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import EnvError
 from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.server.affinity import Place
@@ -33,7 +34,6 @@ from dataclean_env.server.openenv_routes import LazyOpenEnvMiddleware, MountFail
 from dataclean_env.server.routes import docs, episodes, leaderboard, meta, schema, web
 from dataclean_env.server.serving import uvicorn_options
 from dataclean_env.settings import Settings, get_settings
-from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry, registry_for
 
 log = logging.getLogger(__name__)

@@ -60,18 +60,18 @@ from functools import lru_cache
 from typing import Any
 
 from dataclean_env import ENV_NAME, __version__
-from dataclean_env.doors import attempt, parse_reset_options, start_episode
-from dataclean_env.episode import Episode
+from dataclean_env.engine.doors import attempt, parse_reset_options, start_episode
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import SPLITS
 from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
 from dataclean_env.openenv_light import skip_package_inits
-from dataclean_env.reward_visibility import REWARD_MODES, RewardMode, blind_view
 from dataclean_env.schemas import Action, StepResult, graded
 from dataclean_env.server.metrics import observe_ws_step
+from dataclean_env.server.reward_visibility import REWARD_MODES, RewardMode, blind_view
 from dataclean_env.server.routes.episodes import is_slow, run_sized
 from dataclean_env.settings import PROJECT_ROOT
-from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.tasks.generated import FAMILIES, instance
 

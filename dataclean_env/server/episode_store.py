@@ -36,17 +36,17 @@ import threading
 import time
 from collections.abc import Callable
 
-from dataclean_env.doors import (
+from dataclean_env.engine.doors import (
     LEADERBOARD_PREFIX,
     check_client_id,
     check_episode_id,
     new_episode_id,
     start_episode,
 )
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import ClientQuotaReached, StoreFull, UnknownEpisode, UnknownTask
 from dataclean_env.server.affinity import Place
-from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry
 
 MAX_TASK_ID = 128

@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from dataclean_env.doors import EPISODE_ID_CHARS, SERVER_PREFIX
+from dataclean_env.engine.doors import EPISODE_ID_CHARS, SERVER_PREFIX
 from dataclean_env.generation import SPLITS
 from dataclean_env.operations.registry import alias_names, operation_names
 from dataclean_env.tasks.generated import FAMILIES

@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import Request
 from pydantic import BaseModel
 
-from dataclean_env.doors import OPENENV_EXTRAS, parse_action
+from dataclean_env.engine.doors import OPENENV_EXTRAS, parse_action
 from dataclean_env.errors import BodyTooLarge, InvalidAction, InvalidText
 from dataclean_env.schemas import Action
 

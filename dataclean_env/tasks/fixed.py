@@ -13,10 +13,10 @@ from typing import Any
 
 import pandas as pd
 
+from dataclean_env.engine.values import Kind
 from dataclean_env.grading import Grader, build_facts
 from dataclean_env.operations import canonical_name
 from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
-from dataclean_env.values import Kind
 
 METADATA_FILE = "task_metadata.json"
 

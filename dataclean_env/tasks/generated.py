@@ -18,6 +18,7 @@ from functools import lru_cache
 from random import Random
 from types import ModuleType
 
+from dataclean_env.engine.values import kind_of
 from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import (
     SPLITS,
@@ -34,7 +35,6 @@ from dataclean_env.generation import (
 from dataclean_env.generation.noise import pick_difficulty
 from dataclean_env.grading.preservation import WEIGHTS, PreservationGrader
 from dataclean_env.tasks.registry import Task, TaskSpec
-from dataclean_env.values import kind_of
 
 MODULES: dict[str, ModuleType] = {
     "fix_types": fix_types,

@@ -33,10 +33,10 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from dataclean_env.agents.prompt import query_lines
+from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.operations.claims import cleaning_operation_names
 from dataclean_env.runner.backends import Backend, LocalBackend, Step
 from dataclean_env.runner.selection import EpisodeKey
-from dataclean_env.step_memory import StepMemory
 from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.training.tools import operation_tool
 

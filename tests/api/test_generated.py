@@ -9,7 +9,7 @@ import re
 import pytest
 
 from dataclean_env.agents.heuristic import HeuristicAgent
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import EnvError, InvalidAction
 from dataclean_env.generation import SPLITS, instance_number
 from dataclean_env.operations.program import opened

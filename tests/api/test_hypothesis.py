@@ -15,11 +15,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
-from dataclean_env.snapshot import Snapshot
 from dataclean_env.tasks import registry_for
 from tests.support import EXAMPLES, GENERATED_IDS, TASK_IDS
 

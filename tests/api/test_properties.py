@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import TaskRegistry

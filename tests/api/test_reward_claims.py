@@ -17,13 +17,13 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.values import kind_of, snake_case
 from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 from dataclean_env.tasks.fixed import load_metadata
-from dataclean_env.values import kind_of, snake_case
 from tests.support import TASK_IDS
 
 ROOT = Path(__file__).resolve().parents[2]

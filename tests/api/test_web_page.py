@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from dataclean_env.agents.heuristic import HeuristicAgent
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import default_registry

@@ -1,6 +1,6 @@
 """The baseline report: a small real run of scripts/baselines.py (every agent over every
 family, a chart written), its numbers recomputed from the environment. End to end because it
-runs the whole report script; the cheaper baseline checks stay in tests/unit/test_baselines.py."""
+runs the whole report script; the cheaper baseline checks stay in tests/unit/runner/test_baselines.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.runner.baselines import baseline_keys, family_of, generated_keys, main
 from dataclean_env.runner.stats import bootstrap_interval
 from dataclean_env.tasks import default_registry
@@ -122,7 +122,7 @@ def test_a_small_baseline_run_writes_a_report_with_recomputable_numbers(registry
     assert all(r["repair"] is None for r in records if r["task_id"] not in REAL_TABLES)
     rayyan = [r for r in real if r["task_id"] == "rayyan"]
     # the heuristic learns from its 20 labels on the labelled variant (its F1 is pinned in
-    # tests/unit/test_real_repair_agent.py) and the report shows it
+    # tests/unit/agents/test_real_repair.py) and the report shows it
     learned = next(
         line
         for line in report.split("### Real tables")[1].splitlines()

@@ -16,8 +16,8 @@ import pytest
 from fastmcp import Client
 from websockets.sync.client import connect
 
-from dataclean_env.reward_visibility import HIDDEN_FIELDS, SCORE_INFO
 from dataclean_env.schemas import Observation
+from dataclean_env.server.reward_visibility import HIDDEN_FIELDS, SCORE_INFO
 from tests.support import ok
 from tests.web import LiveServer
 

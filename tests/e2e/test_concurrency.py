@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings

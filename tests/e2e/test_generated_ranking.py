@@ -10,7 +10,7 @@ import statistics
 
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.agents.reference import OracleAgent, TemplateAgent
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
 from tests.support import GENERATED_IDS

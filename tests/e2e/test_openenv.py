@@ -18,7 +18,7 @@ from websockets.sync.client import connect
 
 from dataclean_env import __version__
 from dataclean_env.client import CleaningAction, DataCleaningClient
-from dataclean_env.doors import attempt, start_episode
+from dataclean_env.engine.doors import attempt, start_episode
 from dataclean_env.settings import Settings
 from tests.support import ALL_TASK_IDS, TASK_IDS
 from tests.web import LiveServer

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from dataclean_env.episode import Episode
+from dataclean_env.engine.episode import Episode
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import default_registry
 from tests.support import ROOT, need

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-import dataclean_env.episode as episode_module
-from dataclean_env.limits import untimed_limits
+import dataclean_env.engine.episode as episode_module
+from dataclean_env.engine.limits import untimed_limits
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.tasks import default_registry

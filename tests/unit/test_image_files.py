@@ -13,7 +13,7 @@ RUNTIME_STATE = [
     "dist/data_cleaning_openenv-0.3.0-py3-none-any.whl",
     ".env",
     ".venv/bin/python",
-    "dataclean_env/__pycache__/episode.cpython-311.pyc",
+    "dataclean_env/engine/__pycache__/episode.cpython-311.pyc",
     ".pytest_cache/v/cache/lastfailed",
     "board.db",
 ]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclean_env.episode import Episode
-from dataclean_env.reward_visibility import blind_view
+from dataclean_env.engine.episode import Episode
 from dataclean_env.schemas import Action
+from dataclean_env.server.reward_visibility import blind_view
 from dataclean_env.tasks import default_registry
 
 

@@ -38,16 +38,16 @@ from starlette.datastructures import Headers, QueryParams
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from dataclean_env.doors import check_episode_id, parse_reset_options
+from dataclean_env.engine.doors import check_episode_id, parse_reset_options
 from dataclean_env.errors import EnvError, TaskMismatch
 from dataclean_env.operations import canonical_name, get_operation
-from dataclean_env.reward_visibility import blind_view
 from dataclean_env.schemas import Action, EpisodeState, ResetRequest, StepResult
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.metrics import ENGINE_SECONDS
 from dataclean_env.server.rate_limit import client_key
 from dataclean_env.server.requests import StepRequest, parse_step, read_json
+from dataclean_env.server.reward_visibility import blind_view
 from dataclean_env.settings import Settings
 
 INLINE_CELLS = 20_000

@@ -9,7 +9,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, RedirectResponse
 
 from dataclean_env import ENV_NAME, __version__
-from dataclean_env.checker import check_registry
+from dataclean_env.engine.checker import check_registry
 from dataclean_env.schemas import TaskList
 from dataclean_env.server.deps import get_registry
 from dataclean_env.tasks import TaskRegistry
@@ -59,7 +59,7 @@ async def tasks(registry: Registry) -> dict[str, Any]:
 
 @router.get("/validate")
 async def validate(registry: Registry) -> dict[str, Any]:
-    """Run the environment checker (`dataclean_env.checker`) on every task: real resets,
+    """Run the environment checker (`dataclean_env.engine.checker`) on every task: real resets,
     steps, a refusal and state, each invariant reported."""
 
     return await run_in_threadpool(check_registry, registry)

@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 
-from dataclean_env.compact_schema import compact_action_schema
-from dataclean_env.episode import available_operations
+from dataclean_env.engine.episode import available_operations
+from dataclean_env.server.compact_schema import compact_action_schema
 from dataclean_env.server.deps import get_registry
 from dataclean_env.tasks import TaskRegistry
 

@@ -25,14 +25,14 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, HTMLResponse
 
 from dataclean_env.agents.heuristic import HeuristicAgent
-from dataclean_env.episode import Episode, opening_of
+from dataclean_env.engine.episode import Episode, opening_of
 from dataclean_env.errors import EpisodeFinished, NoInstances
-from dataclean_env.reward_visibility import refuse_view
 from dataclean_env.schemas import Action
 from dataclean_env.server.deps import get_registry, get_store
 from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.server.reward_visibility import refuse_view
+from dataclean_env.server.table_view import MAX_PAGE, table_page
 from dataclean_env.settings import PACKAGE_DIR, PROJECT_ROOT
-from dataclean_env.table_view import MAX_PAGE, table_page
 from dataclean_env.tasks import TaskRegistry
 from dataclean_env.tasks.generated import FAMILIES, predicted_difficulty
 

@@ -1,0 +1,41 @@
+"""Limits on what one episode keeps: its parameters' history, and the form of its id."""
+
+from __future__ import annotations
+
+import pytest
+
+from dataclean_env.engine.doors import check_episode_id
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.limits import EngineLimits
+from dataclean_env.errors import InvalidAction, TooLarge
+from dataclean_env.schemas import Action
+from dataclean_env.tasks import TaskRegistry
+
+
+def test_the_history_of_parameters_is_bounded(registry: TaskRegistry) -> None:
+    """Steps that change nothing but carry large parameters used to grow an episode's
+    memory by their size at every step (a live server: ~18 MB an episode)."""
+    limits = EngineLimits(max_action_bytes=10_000, max_history_bytes=25_000)
+    episode = Episode("big", registry.make("rayyan", None), limits)
+    column = episode.snapshot.columns[1]
+    mapping = {f"nothing-{i:04d}": "x" for i in range(450)}  # ~9,500 bytes, matches nothing
+    action = Action(operation="map", parameters={"column": column, "mapping": mapping})
+    episode.step(action)
+    episode.step(action)
+    before = episode.state().model_dump_json()
+    with pytest.raises(
+        TooLarge, match="history would hold 28470 bytes of parameters; at most 25000"
+    ):
+        episode.step(action)
+    assert episode.state().model_dump_json() == before  # refused: nothing changed
+    episode.step(Action(operation="show_rows", parameters={"offset": 0, "limit": 5}))
+
+
+@pytest.mark.parametrize("episode_id", ["a\n", "a\r\n", "\na", "a b", ""])
+def test_an_episode_id_is_refused_unless_all_of_it_is_well_formed(episode_id: str) -> None:
+    with pytest.raises(InvalidAction):
+        check_episode_id(episode_id)
+
+
+def test_a_well_formed_episode_id_is_taken() -> None:
+    assert check_episode_id("run-1.a_b:c") == "run-1.a_b:c"

@@ -1,0 +1,215 @@
+"""query and sql: the sandbox refuses what reaches past `t`, and SQL repairs equal the
+built-in operations' (same table, snapshot and reward)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dataclean_env.in_process import DataCleaningEnv
+
+HOSTILE = {
+    "SELECT * FROM read_csv('/etc/passwd')": "SQL_REFUSED",
+    "COPY t TO 'out.csv'": "SQL_REFUSED",
+    "ATTACH 'other.db'": "SQL_REFUSED",
+    "INSTALL httpfs": "SQL_REFUSED",
+    "LOAD httpfs": "SQL_REFUSED",
+    "PRAGMA version": "SQL_REFUSED",
+    "SET threads = 4": "SQL_REFUSED",
+    "CREATE TABLE x (a INT)": "SQL_REFUSED",
+    "SELECT 1; SELECT 2": "SQL_REFUSED",
+    "SELECT getenv('HOME')": "SQL_REFUSED",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r": (
+        "STEP_TIME_LIMIT"
+    ),
+    "SELECT " + "1 + " * 60_000 + "1": "INVALID_PARAMETERS",
+}
+
+
+@pytest.mark.parametrize("statement", sorted(HOSTILE))
+def test_hostile_query_is_refused_and_changes_nothing(statement: str) -> None:
+    env = DataCleaningEnv("rayyan")
+    before = env.reset()
+    result = env.step({"operation": "query", "parameters": {"sql": statement}})
+    assert result.info["error"]["code"] == HOSTILE[statement]
+    assert result.observation.step == 0
+    assert (
+        env.step({"operation": "query", "parameters": {"sql": "SELECT 1"}}).info.get("error")
+        is None
+    )
+    assert result.reward == before.reward
+
+
+def test_sql_cannot_change_the_key_or_run_other_statements() -> None:
+    env = DataCleaningEnv("rayyan")
+    env.reset()
+    codes = [
+        env.step({"operation": "sql", "parameters": {"sql": text}}).info["error"]["code"]
+        for text in (
+            "UPDATE t SET id = id + 1",
+            "DELETE FROM t WHERE id < 0; DROP TABLE t",
+            "INSERT INTO t (id) VALUES (99999)",
+            "SELECT * FROM t",
+        )
+    ]
+    assert codes == ["SQL_REFUSED"] * 4
+    assert env.state().step_count == 0
+
+
+def test_query_result_is_a_field_of_the_observation() -> None:
+    env = DataCleaningEnv("rayyan")
+    env.reset()
+    sql = "SELECT id FROM t ORDER BY id LIMIT 2"
+    observation = env.step({"operation": "query", "parameters": {"sql": sql}}).observation
+    assert observation.message == "Query returned 2 rows."
+    assert observation.model_dump()["query_result"] == {
+        "columns": ["id"],
+        "rows": [[1266], [2842]],
+        "total_rows": 2,
+        "truncated": False,
+    }
+
+
+def test_a_long_result_is_cut_at_50_rows_and_says_so() -> None:
+    env = DataCleaningEnv("rayyan")
+    env.reset()
+    sql = "SELECT id, article_jissue FROM t WHERE article_jissue IS NULL ORDER BY id"
+    result = env.step({"operation": "query", "parameters": {"sql": sql}}).observation
+    assert result.message == "Query returned 53 rows; the first 50 are shown."
+    shown = result.query_result
+    assert shown is not None
+    assert (shown.columns, shown.total_rows, shown.truncated) == (
+        ["id", "article_jissue"],
+        53,
+        True,
+    )
+    assert len(shown.rows) == 50 and shown.rows[:2] == [[18298, "NULL"], [26475, "NULL"]]
+
+
+def test_only_a_query_step_carries_a_result() -> None:
+    env = DataCleaningEnv("rayyan")
+    assert env.reset().observation.query_result is None
+    asked = env.step({"operation": "query", "parameters": {"sql": "SELECT 1 AS one"}})
+    assert asked.observation.query_result is not None
+    refused = env.step({"operation": "query", "parameters": {"sql": "SELECT nope FROM t"}})
+    assert refused.info["error"]["code"] == "SQL_REFUSED"
+    assert refused.observation.query_result is None
+    paged = env.step({"operation": "show_rows", "parameters": {}})
+    assert paged.observation.query_result is None
+
+
+def _pair(task: str, builtin: dict, sql: str, seed: int | None = None) -> None:
+    a, b = DataCleaningEnv(task, seed=seed), DataCleaningEnv(task, seed=seed)
+    a.reset(), b.reset()
+    one = a.step(builtin)
+    two = b.step({"operation": "sql", "parameters": {"sql": sql}})
+    assert one.info.get("error") is None and two.info.get("error") is None
+    assert a._episode.table.equals(b._episode.table)  # type: ignore[union-attr]
+    assert a._episode.snapshot.values == b._episode.snapshot.values  # type: ignore[union-attr]
+    assert one.reward == two.reward
+
+
+def test_sql_equals_strip() -> None:
+    _pair(
+        "rayyan",
+        {"operation": "strip", "parameters": {"column": "article_title"}},
+        "UPDATE t SET article_title = trim(article_title, ' ')",
+    )
+
+
+def test_sql_equals_set_cell() -> None:
+    _pair(
+        "rayyan",
+        {
+            "operation": "set_cell",
+            "parameters": {"row_id": 235295, "column": "article_pagination", "value": "12-19"},
+        },
+        "UPDATE t SET article_pagination = '12-19' WHERE id = 235295",
+    )
+
+
+def test_sql_equals_drop_rows() -> None:
+    _pair(
+        "rayyan",
+        {"operation": "drop_rows", "parameters": {"row_ids": [235295, 498345]}},
+        "DELETE FROM t WHERE id IN (235295, 498345)",
+    )
+
+
+def test_sql_equals_map() -> None:
+    _pair(
+        "rayyan",
+        {
+            "operation": "map",
+            "parameters": {"column": "article_language", "mapping": {"eng": "English"}},
+        },
+        "UPDATE t SET article_language = 'English' WHERE article_language = 'eng'",
+    )
+
+
+def test_same_statements_give_identical_results() -> None:
+    results = []
+    for _ in range(2):
+        env = DataCleaningEnv("rayyan")
+        env.reset()
+        sql = "UPDATE t SET journal_title = upper(journal_title) WHERE id % 7 = 0"
+        results.append(env.step({"operation": "sql", "parameters": {"sql": sql}}).json_bytes())
+    assert results[0].replace(b"-local-1", b"") == results[1].replace(b"-local-1", b"")
+
+
+def test_sql_equals_fill_missing_with_a_constant() -> None:
+    _pair(
+        "rayyan",
+        {
+            "operation": "fill_missing",
+            "parameters": {"strategy": "constant", "column": "article_jvolumn", "value": -1},
+        },
+        "UPDATE t SET article_jvolumn = -1 WHERE article_jvolumn IS NULL",
+    )
+
+
+def test_sql_equals_fill_missing_of_a_text_column() -> None:
+    _pair(
+        "rayyan",
+        {
+            "operation": "fill_missing",
+            "parameters": {"strategy": "constant", "column": "article_pagination", "value": "?"},
+        },
+        "UPDATE t SET article_pagination = '?' WHERE article_pagination IS NULL",
+    )
+
+
+def test_an_untimed_step_runs_its_sql_without_an_interrupt_timer(monkeypatch) -> None:
+    # A measurement plays untimed (`untimed_limits`: an infinite deadline); a timer of an
+    # infinite interval dies in its thread (OverflowError), so none may be started.
+    import threading
+
+    from dataclean_env.engine.episode import Episode
+    from dataclean_env.engine.limits import untimed_limits
+    from dataclean_env.schemas import Action
+    from dataclean_env.tasks import default_registry
+
+    failures: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: failures.append(args.exc_value))
+    started = threading.active_count()
+    episode = Episode("untimed", default_registry().make("rayyan"), untimed_limits())
+    result = episode.step(Action(operation="query", parameters={"sql": "SELECT count(*) FROM t"}))
+    assert result.observation.query_result is not None
+    assert result.observation.query_result.rows == [[1000]]
+    assert failures == [] and threading.active_count() == started
+
+
+def test_statements_are_parsed_without_duckdb_s_default_database(monkeypatch) -> None:
+    # DuckDB's module-level parser opens its default database on first use (it autoloads
+    # extensions): a third of a second, a second under load, inside the first SQL step's
+    # time limit. The sandbox parses with a connection of its own, made at import.
+    import duckdb
+
+    from dataclean_env.operations import sql
+
+    def default_database(*_: object) -> None:
+        raise AssertionError("duckdb's default database was opened")
+
+    monkeypatch.setattr(duckdb, "extract_statements", default_database)
+    monkeypatch.setattr(duckdb, "default_connection", default_database, raising=False)
+    select = {duckdb.StatementType.SELECT}
+    assert sql.statements_of("SELECT 1; SELECT 2", select, 2) == ["SELECT 1;", " SELECT 2"]
