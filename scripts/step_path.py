@@ -3,10 +3,14 @@
 Each step of the original tasks' optimal plans is sent as `POST /step/{task_id}` (with an
 episode id, the step memory off, so every step is computed) to the app called as an ASGI
 callable in this thread, under `sys.setprofile`; every Python function called is recorded
-by the file it lives in. The path of a step is the files of `dataclean_env/` entered from
-the step's route (`server/routes/episodes.py`) up to the first call into the grader
-(`grading/`), in order of first entry; the rest (middleware before the route, observation
-and serialisation after the grader) is reported beside it.
+with the file it lives in, its nearest caller in the package and the package files on the
+stack. A step's path is what a reader follows from the route (`server/routes/episodes.py`)
+to the first call into the grader (`grading/`): the files on the call stack at that call,
+from the route down, and every file they call into before it (the stages they hand the
+step to: parsing, the store, resolving, checking, the operation, profiling), in order of
+first entry. What a stage calls in turn (its helpers: cell parsing, errors, snapshots) is
+that stage's own business; the script reports how many files were touched in all beside
+it. Middleware before the route and the observation after the grader are not counted.
 
     uv run python scripts/step_path.py            # the longest path, and every file on it
     uv run python scripts/step_path.py --all      # each step's path
