@@ -46,6 +46,7 @@ from dataclean_env.schemas import (
     QueryResult,
     Reward,
     StepResult,
+    built,
 )
 from dataclean_env.tasks import Task
 
@@ -330,12 +331,12 @@ class Episode:
         reward = self.task.grader.combine(self._scores, self.history, self.spec.max_steps)
         self.score = reward["total"]
         self.exact = reward["penalty"] <= FLOOR and all(v >= 1.0 for v in self._scores.values())
-        # model_construct: the values come from the grader, already of the right types, and
-        # validating them again on every step costs more than the grading itself. Every
-        # field is passed (absent components as None, their default) so that pydantic need
-        # not look up twenty defaults; the fields set stay the grader's.
+        # Built, not validated: the values come from the grader, already of the right types,
+        # and validating them again on every step costs more than the grading itself. Every
+        # field is passed (absent components as None, their default) so that no default
+        # need be looked up; the fields set stay the grader's.
         values = reward_object(reward)
-        return Reward.model_construct(set(values), **{**_ABSENT_COMPONENTS, **values})
+        return built(Reward, {**_ABSENT_COMPONENTS, **values}, set(values))
 
     # ── views ─────────────────────────────────────────────────────────────
     @property
@@ -359,18 +360,21 @@ class Episode:
     def observation(self, message: str | None = None) -> Observation:
         """The observation after the last step; with `message` (a refusal's), that of a
         step that ran no query."""
-        return Observation.model_construct(
-            episode_id=self.episode_id,
-            task_id=self.spec.task_id,
-            step=self.step_count,
-            steps_remaining=self.spec.max_steps - self.step_count,
-            available_operations=self._operations,
-            task_description=self.spec.description,
-            message=self.last_message if message is None else message,
-            **self._phase(),
-            column_profiles=self._profiles,
-            query_result=self._query_result if message is None else None,
-            **self._summary,
+        return built(
+            Observation,
+            {
+                "episode_id": self.episode_id,
+                "task_id": self.spec.task_id,
+                "step": self.step_count,
+                "steps_remaining": self.spec.max_steps - self.step_count,
+                "available_operations": self._operations,
+                "task_description": self.spec.description,
+                "message": self.last_message if message is None else message,
+                **self._phase(),
+                "column_profiles": self._profiles,
+                "query_result": self._query_result if message is None else None,
+                **self._summary,
+            },
         )
 
     def _phase(self) -> dict[str, Any]:
@@ -413,11 +417,14 @@ class Episode:
 
     def result(self, error: EnvError | None = None) -> StepResult:
         message = f"Error ({error.code}): {error.detail}" if error else None
-        return StepResult.model_construct(
-            observation=self.observation(message),
-            reward=self.reward,
-            done=self.done,
-            info=self.info(error),
+        return built(
+            StepResult,
+            {
+                "observation": self.observation(message),
+                "reward": self.reward,
+                "done": self.done,
+                "info": self.info(error),
+            },
         )
 
     def state(self) -> EpisodeState:

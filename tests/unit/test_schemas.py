@@ -36,3 +36,31 @@ def test_a_blind_episode_sends_its_own_view_not_the_engine_json():
     assert b'"reward":null' in shown.json_bytes()
     assert b'"reward":null' not in result.json_bytes()
     assert shown.json_bytes() == shown.model_dump_json().encode()
+
+
+def test_built_is_model_construct() -> None:
+    """`schemas.built` makes the very object `model_construct` makes (fields, defaults, the
+    fields set, private attributes) for the models the engine builds on every step."""
+    from dataclean_env.engine.doors import start_episode
+    from dataclean_env.schemas import Observation, Reward, StepResult, built
+    from dataclean_env.tasks import default_registry
+
+    episode = start_episode(default_registry(), "hard_full_pipeline", episode_id="built")
+    result = episode.step(Action(operation="remove_duplicates"))
+    observation = result.observation
+    values = {name: getattr(observation, name) for name in observation.model_fields_set}
+    partial = {k: v for k, v in values.items() if k not in ("phase", "phases_left", "query_result")}
+    reward = {k: v for k, v in result.reward.model_dump().items()} if result.reward else {}
+    cases = [
+        (Observation, {**partial, "not_a_field": 1}, None),
+        (Reward, {**dict.fromkeys(Reward.model_fields), **reward}, set(reward)),
+        (StepResult, {"observation": observation, "reward": result.reward, "done": False}, None),
+    ]
+    for cls, given, fields_set in cases:
+        ours, theirs = built(cls, dict(given), fields_set), cls.model_construct(fields_set, **given)
+        assert ours.__dict__ == theirs.__dict__
+        assert list(ours.__dict__) == list(theirs.__dict__)
+        assert ours.model_fields_set == theirs.model_fields_set
+        assert ours.__pydantic_private__ == theirs.__pydantic_private__
+        assert ours.__pydantic_extra__ == theirs.__pydantic_extra__
+        assert ours.model_dump_json() == theirs.model_dump_json()
