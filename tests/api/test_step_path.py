@@ -24,10 +24,7 @@ def paths() -> list[tuple[str, str, list[str], list[str]]]:
 
 def _named(files: list[str]) -> list[str]:
     """The path with the operation's own module written as the README writes it."""
-    return [
-        "dataclean_env/operations/<operation>.py" if _OPERATION.match(f) else f"dataclean_env/{f}"
-        for f in files
-    ]
+    return ["operations/<operation>.py" if _OPERATION.match(f) else f for f in files]
 
 
 def test_every_step_reaches_the_grader_through_at_most_8_files(paths) -> None:
@@ -41,7 +38,7 @@ def test_every_step_reaches_the_grader_through_at_most_8_files(paths) -> None:
 def test_the_readme_names_the_path_that_runs(paths) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("<!-- step-path:begin -->")[1].split("<!-- step-path:end -->")[0]
-    named = [line for line in block.strip().strip("`").split("\n") if line.strip()]
+    named = [name.strip().strip("`") for name in block.strip().split("→")]
     longest = max((files for _, _, files, _ in paths), key=len)
     assert named == _named(longest)
 
