@@ -7,19 +7,21 @@
 Run it with the training venv: `bash .ci/setup-training.sh`, then
 `~/.cache/data-cleaning-openenv/trl/bin/python examples/trl_grpo.py`.
 
-The model calls one tool per cleaning operation (`DataCleaningToolEnv`, generated from the
-operation registry); TRL runs the tool loop, the environment applies each call, and the
-rollout's reward is the episode's score gain (`get_reward`).
+The prompts are instances of generated task families (`--tasks`: any task ids); the model
+calls one tool per operation those tasks allow (`tool_env_class(task_operations(tasks))`,
+generated from the task and operation registries); TRL runs the tool loop, the environment
+applies each call, and the rollout's reward is the episode's score gain (`get_reward`).
 
 Offline (no `--model`) nothing is downloaded: the script trains a byte-level BPE tokenizer on
 this environment's own text, gives it Qwen2.5's chat template (which TRL knows how to parse
 tool calls from), and builds a randomly initialised two-layer Qwen2 model. Such a model never
 writes a tool call, so `--scripted-share` (offline default 0.5) replaces the first-turn tokens
-of that share of each group's completions with a tool call from the task's reference plan,
-and every later turn of those rollouts with the plan's next call. Everything downstream is
-TRL's and the environment's own: parsing the call, running the tool, the tool response, the
-reward, the group advantages, the loss and the optimiser step (scripted tokens are trained on
-like sampled ones, i.e. off-policy). With a real model the share defaults to 0.
+of that share of each group's completions with the first call of the oracle baseline's moves
+(the task's reference plan, then `finish`), and every later turn of those rollouts with the
+next call. Everything downstream is TRL's and the environment's own: parsing the call,
+running the tool, the tool response, the reward, the group advantages, the loss and the
+optimiser step (scripted tokens are trained on like sampled ones, i.e. off-policy). With a
+real model the share defaults to 0.
 """
 
 from __future__ import annotations
@@ -44,21 +46,15 @@ from transformers import PrinterCallback, TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
 
 from dataclean_env.tasks import default_registry
-from dataclean_env.training.trl_env import tool_env_class
+from dataclean_env.training.trl_env import task_operations, tool_env_class
 from dataclean_env.training.trl_trainer import DataCleaningGRPOTrainer
 from datasets import Dataset
 
-# The fixed tasks' seven operations: fewer tools, a shorter prompt for the tiny model.
-OPERATIONS = [
-    "remove_duplicates",
-    "rename_columns",
-    "fill_missing",
-    "fix_dtype",
-    "remove_outliers",
-    "validate_schema",
-    "finish",
-]
-EPISODE = re.compile(r"Episode: (\w+) seed (\d+) split (\w+)\.")
+FINISH = {"operation": "finish", "parameters": {}}
+EPISODE = re.compile(r"Episode: (\S+) seed (\d+) split (\w+)\.")
+# Generated families on which an agent gains within its first few calls, with room above
+# the heuristic baseline (docs/DESIGN.md, Training); their operations are the tools.
+DEFAULT_TASKS = ["fix_types", "normalize_dedupe", "crm"]
 SYSTEM = (
     "You clean a dirty data table with the tools, one operation per call, "
     "and call finish when it is clean."
@@ -68,7 +64,8 @@ SYSTEM = (
 def main() -> None:
     args = parse_args()
     torch.manual_seed(args.seed)
-    env_class = tool_env_class(OPERATIONS, remote=bool(args.env_url), name="DataCleaningEnv")
+    tools = task_operations(args.tasks)  # what the tasks allow, from the registry
+    env_class = tool_env_class(tools, remote=bool(args.env_url), name="DataCleaningEnv")
     env_class.rows_shown = args.rows_shown or (5 if args.model else 2)
     factory = partial(env_class, args.env_url) if args.env_url else env_class
     rollouts = RolloutLog(factory)
@@ -77,14 +74,14 @@ def main() -> None:
         model, tokenizer = args.model, None
         share = args.scripted_share if args.scripted_share is not None else 0.0
     else:
-        tokenizer = offline_tokenizer(dataset, env_class.rows_shown)
+        tokenizer = offline_tokenizer(dataset, tools, env_class.rows_shown)
         model = offline_model(tokenizer)
         share = args.scripted_share if args.scripted_share is not None else 0.5
     with tempfile.TemporaryDirectory(prefix="trl-grpo-") as scratch:
-        train(args, model, tokenizer, dataset, rollouts, share, args.output_dir or scratch)
+        train(args, model, tokenizer, dataset, rollouts, share, tools, args.output_dir or scratch)
 
 
-def train(args, model, tokenizer, dataset, rollouts, share: float, output_dir: str) -> None:
+def train(args, model, tokenizer, dataset, rollouts, share: float, tools, output_dir: str) -> None:
     config = GRPOConfig(
         output_dir=output_dir,
         max_steps=args.steps,
@@ -120,7 +117,7 @@ def train(args, model, tokenizer, dataset, rollouts, share: float, output_dir: s
     print(
         f"[START] model={args.model or 'tiny-random-qwen2'} "
         f"params={sum(p.numel() for p in trainer.model.parameters())} "
-        f"tools={len(OPERATIONS)} env={'remote ' + args.env_url if args.env_url else 'in-process'} "
+        f"tools={len(tools)} env={'remote ' + args.env_url if args.env_url else 'in-process'} "
         f"scripted_share={share}",
         flush=True,
     )
@@ -230,21 +227,31 @@ def scripted_trainer(share: float, base: type[GRPOTrainer]):
                     task_id, seed, split = EPISODE.search(text).groups()
                     plan = registry.make(task_id, int(seed), split).solution
                     completion_ids[i] = self._tokenizer.encode(
-                        script_text(plan, text.count("<tool_response>")), add_special_tokens=False
+                        script_text(plan, text), add_special_tokens=False
                     )
             return completion_ids, None
 
     return ScriptedGRPOTrainer
 
 
-def script_text(plan, turn: int) -> str:
-    if turn >= len(plan):
-        return "The table is clean.<|im_end|>"
-    call = {"name": plan[turn]["operation"], "arguments": plan[turn]["parameters"]}
+def script_text(plan, text: str) -> str:
+    """The next turn of the oracle baseline's moves: the plan, then `finish` unless the
+    episode is already over (a claim task scores only when it ends)."""
+    turn = text.count("<tool_response>")
+    over = "the episode is over" in text.rpartition("<tool_response>")[2]
+    if turn < len(plan):
+        return tool_call(plan[turn])
+    if turn == len(plan) and not over:
+        return tool_call(FINISH)
+    return "The table is clean.<|im_end|>"
+
+
+def tool_call(action: dict) -> str:
+    call = {"name": action["operation"], "arguments": action["parameters"]}
     return f"<tool_call>\n{json.dumps(call)}\n</tool_call><|im_end|>"
 
 
-def offline_tokenizer(dataset: Dataset, rows_shown: int):
+def offline_tokenizer(dataset: Dataset, tools: list[str], rows_shown: int):
     """A byte-level BPE tokenizer trained here on this environment's own text (prompts with
     the tool schemas, observations, reference plans), with Qwen2.5's chat template."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -262,7 +269,7 @@ def offline_tokenizer(dataset: Dataset, rows_shown: int):
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    bpe.train_from_iterator(corpus(dataset, rows_shown), trainer)
+    bpe.train_from_iterator(corpus(dataset, tools, rows_shown), trainer)
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=bpe,
         eos_token="<|im_end|>",
@@ -275,18 +282,18 @@ def offline_tokenizer(dataset: Dataset, rows_shown: int):
     return tokenizer
 
 
-def corpus(dataset: Dataset, rows_shown: int):
+def corpus(dataset: Dataset, tools: list[str], rows_shown: int):
     from transformers.utils import get_json_schema
 
-    env = tool_env_class(OPERATIONS)()
+    env = tool_env_class(tools)()
     env.rows_shown = rows_shown
     registry = default_registry()
-    tools = [json.dumps(get_json_schema(getattr(env, name))) for name in OPERATIONS]
+    schemas = [json.dumps(get_json_schema(getattr(env, name))) for name in tools]
     for row in dataset:
-        yield "\n".join([SYSTEM, *tools, row["prompt"][-1]["content"]])
+        yield "\n".join([SYSTEM, *schemas, row["prompt"][-1]["content"]])
         yield env.reset(**row)
-        for action in registry.make(row["task_id"], row["seed"], row["split"]).solution:
-            yield script_text([action], 0)
+        for action in [*registry.make(row["task_id"], row["seed"], row["split"]).solution, FINISH]:
+            yield tool_call(action)
             try:
                 yield getattr(env, action["operation"])(**action["parameters"])
             except ValueError as error:
@@ -323,9 +330,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--tasks",
         nargs="+",
-        default=["easy_dedup_rename", "hard_full_pipeline"],
-        help="task ids whose instances make the prompts (default: two fixed tasks, whose "
-        "seven operations are the tools)",
+        default=DEFAULT_TASKS,
+        help="task ids whose instances make the prompts; the operations they allow are the "
+        f"tools (default: {' '.join(DEFAULT_TASKS)})",
     )
     parser.add_argument(
         "--seeds",
@@ -334,13 +341,24 @@ def parse_args() -> argparse.Namespace:
         default=[0, 1],
         help="instance seeds per task, one prompt each (default: 0 1)",
     )
-    parser.add_argument("--generations", type=int, default=4, help="completions per prompt")
     parser.add_argument(
-        "--max-completion-length", type=int, default=768, help="tokens per rollout, all turns"
+        "--generations", type=int, default=4, help="completions per prompt (default: 4)"
     )
-    parser.add_argument("--max-new-tokens", type=int, help="per model turn (64 offline)")
+    parser.add_argument(
+        "--max-completion-length",
+        type=int,
+        default=768,
+        help="tokens per rollout, all turns (default: 768)",
+    )
+    parser.add_argument(
+        "--max-new-tokens", type=int, help="per model turn (default: 64 offline, 256 with --model)"
+    )
     parser.add_argument("--learning-rate", type=float, default=1e-4, help="AdamW's (1e-4)")
-    parser.add_argument("--rows-shown", type=int, help="sample rows per observation (2 offline)")
+    parser.add_argument(
+        "--rows-shown",
+        type=int,
+        help="sample rows per observation (default: 2 offline, 5 with --model)",
+    )
     parser.add_argument("--scripted-share", type=float, help="see the module docstring")
     parser.add_argument(
         "--stock-trainer",

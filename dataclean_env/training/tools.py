@@ -4,14 +4,20 @@ TRL (through `transformers.utils.get_json_schema`) reads a tool's name, its sign
 hints and defaults, and a Google-style docstring with one `Args:` line per parameter. Each
 operation already states all of that in its parameter model (types, `Literal` choices,
 defaults, field descriptions) and its description, so one function builds every tool and a new
-operation becomes a tool without another line here.
+operation becomes a tool without another line here. A parameter typed with a nested model
+(the claims' `cells`) is offered as plain JSON objects, its fields named in the description:
+TRL types plain Python types only, and the operation's model still checks every object.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from dataclean_env.operations import get_operation
 
@@ -29,17 +35,20 @@ def operation_tool(name: str) -> Callable[..., str]:
     annotations: dict[str, Any] = {}
     lines = []
     for field_name, info in fields.items():
-        default = inspect.Parameter.empty if info.is_required() else info.default
+        default = _default(info)
+        annotation = plain_type(info.annotation)
         parameters.append(
             inspect.Parameter(
                 field_name,
                 inspect.Parameter.KEYWORD_ONLY,
                 default=default,
-                annotation=info.annotation,
+                annotation=annotation,
             )
         )
-        annotations[field_name] = info.annotation
-        lines.append(f"    {field_name}: {_describe(field_name, info.description, default)}")
+        annotations[field_name] = annotation
+        description = _describe(field_name, info.description, default)
+        description += "".join(_describe_model(model) for model in _models_in(info.annotation))
+        lines.append(f"    {field_name}: {description}")
 
     def tool(self: Any, **arguments: Any) -> str:
         return str(self._act(name, arguments))
@@ -52,8 +61,42 @@ def operation_tool(name: str) -> Callable[..., str]:
     return tool
 
 
+def _default(info: FieldInfo) -> Any:
+    return inspect.Parameter.empty if info.is_required() else info.default
+
+
 def _describe(field_name: str, description: str | None, default: Any) -> str:
     text = (description or f"The {field_name.replace('_', ' ')}.").replace("\n", " ").strip()
     if default is not inspect.Parameter.empty and default is not None:
         text += f" Default: {default!r}."
     return text
+
+
+def plain_type(annotation: Any) -> Any:
+    """The annotation with every pydantic model in it replaced by `dict[str, Any]`."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return dict[str, Any]
+    args = get_args(annotation)
+    plain = tuple(plain_type(arg) for arg in args)
+    if plain == args:  # no model inside (Literal's values end up here too)
+        return annotation
+    origin = get_origin(annotation)
+    if origin in (Union, UnionType):  # `X | Y` has no subscriptable origin
+        return Union[plain]  # noqa: UP007 (built from a tuple)
+    return origin[plain]
+
+
+def _models_in(annotation: Any) -> Iterator[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+    for arg in get_args(annotation):
+        yield from _models_in(arg)
+
+
+def _describe_model(model: type[BaseModel]) -> str:
+    fields = "; ".join(
+        f"{name}{'' if info.is_required() else ' (optional)'}: "
+        + _describe(name, info.description, _default(info)).rstrip(".")
+        for name, info in model.model_fields.items()
+    )
+    return f" Each an object with {fields}."

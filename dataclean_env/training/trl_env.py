@@ -22,8 +22,8 @@ TRL calls the factory without arguments, so pass a server's URL with `functools.
     GRPOTrainer(..., environment_factory=DataCleaningToolEnv)
     GRPOTrainer(..., environment_factory=partial(RemoteDataCleaningToolEnv, "http://127.0.0.1:7860"))
 
-`tool_env_class(operations)` builds a class with only some tools (a shorter prompt when the
-tasks use few operations, e.g. the seven of the fixed tasks).
+`tool_env_class(task_operations(task_ids))` builds a class with only the tools those tasks
+allow (a shorter prompt than every operation's).
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def tool_env_class(
     """An environment class with one tool method per operation (default: every operation).
 
     Aliases are left out: each is another spelling of an operation that is already a tool."""
-    # The cleaning operations: the claim kinds' take nested models, which TRL cannot type.
+    # By default the cleaning operations; the claim operations belong to the claim tasks.
     chosen = list(operations) if operations is not None else cleaning_operation_names()
     base = RemoteCleaningToolEnv if remote else CleaningToolEnv
     name = name or ("Remote" if remote else "") + "DataCleaningToolEnv"
@@ -162,6 +162,13 @@ def tool_env_class(
     for tool in tools.values():
         tool.__qualname__ = f"{name}.{tool.__name__}"
     return cls
+
+
+def task_operations(task_ids: Iterable[str], registry: TaskRegistry | None = None) -> list[str]:
+    """The operations the tasks allow (their specs'), each once, in the order the tasks list
+    them: the tools for training on those tasks."""
+    specs = [(registry or default_registry()).spec(task_id) for task_id in task_ids]
+    return list(dict.fromkeys(operation for spec in specs for operation in spec.operations))
 
 
 def render(step: Step, rows_shown: int = 5) -> str:

@@ -1,6 +1,7 @@
 """TRL for real, in its own venv (`.ci/setup-training.sh` builds it): the offline
-GRPO example trains three steps with tool calls that reach the environment, TRL turns every
-generated tool into a schema, and the `log_completions` crash is reproduced and worked around."""
+GRPO example trains three steps on generated families with tool calls that reach the
+environment, any task ids make its tools, TRL turns every generated tool into a schema, and the
+`log_completions` crash is reproduced and worked around."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import re
 import subprocess
 
+import numpy as np
 import pytest
 
 from dataclean_env.operations.claims import cleaning_operation_names
@@ -31,6 +33,8 @@ OFFLINE = {
     "TRANSFORMERS_OFFLINE": "1",
     "HF_HOME": "/nonexistent",
 }
+# The operations of the claim tasks and of the labelled custom task.
+OTHER_TOOLS = ["audit", "fix", "identify", "label", "report_errors", "standardise", "validate"]
 
 
 def run_trl(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -45,29 +49,80 @@ def run_trl(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str
     )
 
 
+# The default run: two prompts per step (4 generations each), each task's two seeds in one
+# step. Half of each group plays the oracle's moves through the real tools; the model's own
+# samples call nothing and gain 0. fix_types and crm reach their reference plan's gain within
+# the completion budget; normalize_dedupe's plan (8-9 calls) is cut part-way.
+DEFAULT_STEPS = [
+    # (tool calls, refused, each rollout's get_reward())
+    (8, 0, [0.6089, 0.6089, 0.0, 0.0, 0.6047, 0.6047, 0.0, 0.0]),  # crm
+    (8, 0, [0.5999, 0.5999, 0.0, 0.0, 0.5999, 0.5999, 0.0, 0.0]),  # fix_types
+    (16, 0, [0.3517, 0.3517, 0.0, 0.0, 0.2179, 0.2179, 0.0, 0.0]),  # normalize_dedupe
+]
+
+
+def steps_of(lines: list[str]) -> list[tuple[int, int, list[float]]]:
+    """Each [STEP] line's tool calls, refusals and rewards; its reward_mean is TRL's mean of
+    the step's rollout rewards, taken in float32 (`torch.nanmean`): 0.29995 prints 0.3000."""
+    steps = [STEP.match(line) for line in lines]
+    assert all(steps), lines
+    parsed = []
+    for m in steps:
+        rewards = [float(r) for r in m[7].split(",")]
+        assert m[3] == f"{np.array(rewards, dtype=np.float32).mean(dtype=np.float32):.4f}", m[0]
+        parsed.append((int(m[5]), int(m[6]), rewards))
+    return parsed
+
+
 @pytest.mark.timeout(900)
-def test_offline_grpo_trains_three_steps_on_real_tool_calls() -> None:
+def test_offline_grpo_trains_three_steps_on_generated_families() -> None:
     result = run_trl(str(EXAMPLE))
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
     assert lines[0].startswith("[START] model=tiny-random-qwen2 ")
-    assert "tools=7 env=in-process scripted_share=0.5" in lines[0]
-    steps = [STEP.match(line) for line in lines[1:-1]]
-    assert all(steps) and len(steps) == 3, lines
-    assert [int(m[1]) for m in steps] == [1, 2, 3]
-    for m in steps:
-        rewards = [float(r) for r in m[7].split(",")]
-        assert len(rewards) == 8  # 2 prompts x 4 generations
-        # Half of each group follows the reference plan through the real tools: easy is
-        # solved exactly (0.9999 - 0.0001); the model's own random samples call nothing.
-        assert int(m[5]) > 0 and int(m[6]) == 0
-        assert 0.9998 in rewards and 0.0 in rewards
-    assert any(float(m[2]) != 0.0 for m in steps)
+    # The tools: what fix_types, normalize_dedupe and crm allow (20 operations).
+    assert "tools=20 env=in-process scripted_share=0.5" in lines[0]
+    assert [int(line.split()[1].split("=")[1]) for line in lines[1:-1]] == [1, 2, 3]
+    assert steps_of(lines[1:-1]) == DEFAULT_STEPS
     done = DONE.match(lines[-1])
     assert done, lines[-1]
-    assert (int(done[1]), int(done[2]), float(done[5])) == (3, 24, 0.9998)
-    assert int(done[3]) == sum(int(m[5]) for m in steps)
-    assert int(done[6]) >= 1
+    assert [done[i] for i in range(1, 7)] == ["3", "24", "32", "0", "0.6089", "3"]
+    # docs/training.md shows this run's output (its seconds aside).
+    assert documented_run() == [SECONDS.sub("seconds=S", line) for line in lines]
+
+
+SECONDS = re.compile(r"seconds=\d+")
+
+
+def documented_run() -> list[str]:
+    text = (ROOT / "docs" / "training.md").read_text()
+    block = text.split("```\n[START] model=tiny-random-qwen2 ", 1)[1].split("```", 1)[0]
+    return [
+        SECONDS.sub("seconds=S", line)
+        for line in f"[START] model=tiny-random-qwen2 {block}".splitlines()
+    ]
+
+
+@pytest.mark.timeout(600)
+def test_any_task_ids_make_the_tools_a_claim_task_and_a_hyphenated_custom_one() -> None:
+    # error_detection's claims take nested objects; rayyan-labelled's id has a hyphen. Its
+    # four oracle rollouts: report_errors then finish (0.9998); the real table's first call.
+    result = run_trl(
+        str(EXAMPLE),
+        "--steps",
+        "1",
+        "--tasks",
+        "error_detection",
+        "rayyan-labelled",
+        "--seeds",
+        "0",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert "tools=31 env=in-process" in lines[0]  # rayyan-labelled's 30 and report_errors
+    assert steps_of(lines[1:-1]) == [
+        (6, 0, [0.9998, 0.9998, 0.0, 0.0, 0.1039, 0.1039, 0.0, 0.0]),
+    ]
 
 
 @pytest.mark.timeout(300)
@@ -75,15 +130,17 @@ def test_trl_builds_a_schema_for_every_generated_tool() -> None:
     script = (
         "import json\n"
         "from transformers.utils import get_json_schema\n"
-        "from dataclean_env.training.trl_env import DataCleaningToolEnv\n"
-        "from dataclean_env.operations.claims import cleaning_operation_names\n"
-        "env = DataCleaningToolEnv()\n"
-        "print(json.dumps({n: get_json_schema(getattr(env, n)) for n in cleaning_operation_names()}))\n"
+        "from dataclean_env.tasks import default_registry\n"
+        "from dataclean_env.training.trl_env import task_operations, tool_env_class\n"
+        "tools = sorted(task_operations(default_registry().task_ids()))\n"
+        "env = tool_env_class(tools)()\n"
+        "print(json.dumps({n: get_json_schema(getattr(env, n)) for n in tools}))\n"
     )
     result = run_trl("-c", script)
     assert result.returncode == 0, result.stderr[-3000:]
     schemas = json.loads(result.stdout)
-    assert list(schemas) == cleaning_operation_names()
+    # Every operation some task allows: the cleaning ones and the claims'.
+    assert list(schemas) == sorted([*cleaning_operation_names(), *OTHER_TOOLS])
     assert all(schemas[name]["function"]["name"] == name for name in schemas)
     assert schemas["fill_missing"]["function"]["parameters"] == {
         "type": "object",
@@ -117,6 +174,12 @@ def test_trl_builds_a_schema_for_every_generated_tool() -> None:
             },
         },
     }
+    cells = schemas["report_errors"]["function"]["parameters"]["properties"]["cells"]
+    assert cells["type"] == "array" and cells["items"] == {
+        "type": "object",
+        "additionalProperties": {},
+    }
+    assert "Each an object with row_id: Key value of the row" in cells["description"]
     set_cell = schemas["set_cell"]["function"]["parameters"]
     assert set_cell["required"] == ["row_id", "column", "value"]
     assert set_cell["properties"]["row_id"]["type"] == ["integer", "string"]
@@ -151,7 +214,13 @@ def test_the_example_describes_its_flags() -> None:
     help_text = " ".join(result.stdout.split())
     for described in (
         "--steps STEPS GRPO optimiser steps (default: 3)",
-        "--tasks TASKS [TASKS ...] task ids whose instances make the prompts",
-        "--seeds SEEDS [SEEDS ...] instance seeds per task, one prompt each",
+        "--tasks TASKS [TASKS ...] task ids whose instances make the prompts; the operations "
+        "they allow are the tools (default: fix_types normalize_dedupe crm)",
+        "--seeds SEEDS [SEEDS ...] instance seeds per task, one prompt each (default: 0 1)",
+        "--generations GENERATIONS completions per prompt (default: 4)",
+        "--max-completion-length MAX_COMPLETION_LENGTH tokens per rollout, all turns "
+        "(default: 768)",
+        "--max-new-tokens MAX_NEW_TOKENS per model turn (default: 64 offline, 256 with --model)",
+        "--rows-shown ROWS_SHOWN sample rows per observation (default: 2 offline, 5 with --model)",
     ):
         assert described in help_text

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,10 @@ def model():
         yield fake
     finally:
         fake.close()
+
+
+HINT = "vf-eval will be deprecated - move to prime-rl's `uv run eval`"
+ROLLOUT_DONE = re.compile(r"INFO rollout done: id=\S+ task=\d+ reward=\d\.\d{3} turns=\d+ stop=\w+")
 
 
 def vf_eval(server: LiveServer, model: FakeChatModel, out: Path, *options: str):
@@ -110,9 +115,14 @@ def test_vf_eval_scores_equal_the_servers(tmp_path: Path, model: FakeChatModel) 
             *("--env.taskset.compact-schema", "false"),
             *("--env.taskset.max-turns", "None"),
         )
+        logs = []
         for process in (compact, stock):
             _, stderr = process.communicate(timeout=800)
             assert process.returncode == 0, stderr[-3000:]
+            logs.append(stderr)
+        # What docs/training.md quotes of verifiers' log: its notice and a line per rollout.
+        assert all(HINT in log for log in logs)
+        assert len(ROLLOUT_DONE.findall(logs[0])) == 3 and len(ROLLOUT_DONE.findall(logs[1])) == 1
 
         full_schema = ok(httpx.get(f"{server.url}/schema"))["action"]
         played = {}

@@ -4,14 +4,22 @@ see (public methods, signatures, docstrings), exact episodes and rewards, refusa
 from __future__ import annotations
 
 import inspect
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 
+from dataclean_env.errors import UnknownTask
 from dataclean_env.operations import get_operation
-from dataclean_env.operations.claims import cleaning_operation_names
+from dataclean_env.operations.claims import CellClaim, cleaning_operation_names
+from dataclean_env.tasks import default_registry
 from dataclean_env.training.completion_log import parquet_safe
-from dataclean_env.training.trl_env import DataCleaningToolEnv, render, tool_env_class
+from dataclean_env.training.tools import plain_type
+from dataclean_env.training.trl_env import (
+    DataCleaningToolEnv,
+    render,
+    task_operations,
+    tool_env_class,
+)
 
 EASY_MAPPING = {
     "EMP ID": "emp_id",
@@ -20,6 +28,9 @@ EASY_MAPPING = {
     "SAL ARY": "salary",
     "AGE": "age",
 }
+
+# The operations of the claim tasks and of the labelled custom task.
+OTHER_TOOLS = ["audit", "fix", "identify", "label", "report_errors", "standardise", "validate"]
 
 
 def public_functions(cls: type) -> list[str]:
@@ -38,6 +49,59 @@ def test_a_subset_class_has_only_those_tools() -> None:
     cls = tool_env_class(["remove_duplicates", "finish"], name="Small")
     assert cls.__name__ == "Small"
     assert public_functions(cls) == ["finish", "get_reward", "remove_duplicates", "reset"]
+
+
+def test_the_tools_for_some_tasks_are_the_operations_those_tasks_allow() -> None:
+    registry = default_registry()
+    assert (
+        task_operations(["fix_types"])
+        == list(registry.spec("fix_types").operations)
+        == [
+            *("fix_dtype", "map", "regex_replace", "normalize_dates", "validate_schema"),
+            *("program", "finish", "query", "sql"),
+        ]
+    )
+    # Each once, in the order the tasks list them: the example's default tools.
+    assert task_operations(["fix_types", "normalize_dedupe", "crm"]) == [
+        *("fix_dtype", "map", "regex_replace", "normalize_dates", "validate_schema"),
+        *("program", "finish", "query", "sql", "strip", "title", "upper", "lower"),
+        *("phone_us", "dedupe", "show_rows", "replace_missing", "fill_missing"),
+        *("drop_rows", "set_cell"),
+    ]
+    with pytest.raises(UnknownTask, match="unknown task 'nope'"):
+        task_operations(["fix_types", "nope"])
+
+
+def test_every_operation_of_every_task_is_a_tool() -> None:
+    cls = tool_env_class(task_operations(default_registry().task_ids()))
+    assert public_functions(cls) == sorted(
+        [*cleaning_operation_names(), *OTHER_TOOLS, "get_reward", "reset"]
+    )
+
+
+def test_a_nested_model_parameter_takes_plain_objects_named_in_its_description() -> None:
+    # TRL types plain Python types only; the claim's own model checks each object.
+    tool = tool_env_class(["report_errors"]).report_errors
+    assert inspect.signature(tool).parameters["cells"].annotation == list[dict[str, Any]]
+    assert tool.__doc__.split("\nArgs:\n")[1].split("\n\nReturns:")[0] == (
+        "    cells: The cells claimed wrong. Each an object with row_id: Key value of the row "
+        "(the task's row id); column (optional): The column; leave it out to claim the whole "
+        "row; error_type (optional): One of: missing, wrong_type, out_of_range, bad_format, "
+        "not_in_domain, duplicate_row, inconsistent."
+    )
+    assert plain_type(tuple[int, CellClaim | None]) == tuple[int, dict[str, Any] | None]
+    assert plain_type(tuple[int, list[str] | None]) == tuple[int, list[str] | None]
+
+
+def test_a_claim_task_plays_through_its_tools() -> None:
+    env = tool_env_class(task_operations(["error_detection"]))()
+    env.reset(task_id="error_detection", seed=0)
+    (report,) = default_registry().make("error_detection", 0, "train").solution
+    with pytest.raises(ValueError, match="refused, the table is unchanged"):
+        env.report_errors(cells=[{"row_id": 2313, "colum": "email"}])  # not a claim's field
+    assert env.report_errors(**report["parameters"]).startswith("Recorded 10 claimed cells.")
+    assert "Score 0.9999. Step 2, 6 steps left; the episode is over." in env.finish()
+    assert (env.tool_calls, env.refused, env.get_reward()) == (3, 1, 0.9998)
 
 
 def test_tool_signature_and_docstring_come_from_the_parameter_model() -> None:
