@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from benchmark import PLANS  # noqa: E402
+from step_path import asgi_scope  # noqa: E402
 
 from dataclean_env.server.app import create_app  # noqa: E402
 from dataclean_env.server.routes import episodes  # noqa: E402
@@ -55,25 +56,7 @@ def engine_seconds() -> float:
 
 async def http(app: Any, method: str, path: str, body: dict[str, Any]) -> bytes:
     raw = json.dumps(body).encode()
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [
-            (b"host", b"127.0.0.1"),
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(raw)).encode()),
-        ],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 7860),
-        "app": app,
-    }
+    scope = asgi_scope(app, method, path, raw)
     sent = False
     answer = bytearray()
 
