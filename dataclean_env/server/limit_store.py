@@ -173,8 +173,9 @@ class LimitDatabase:
                     self._insert(buckets)
                     .values(name=name, client=client, tokens=row[0], at=row[1])
                     .on_conflict_do_nothing()
-                )
-                if made.rowcount:
+                    .returning(buckets.c.name)  # a row only if this insert made it
+                ).first()
+                if made is not None:
                     return wait
                 # Another process made the bucket meanwhile: apply the change to its row.
 
