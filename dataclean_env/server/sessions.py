@@ -55,7 +55,8 @@ class SessionServer(HTTPEnvServer):
         self.detached_seconds = detached_seconds
         self.max_sessions = max_sessions
         self.counts = counts or Counts()
-        self._admitted = 0  # sessions let in and not yet in `_sessions`
+        self._admitted = 0  # sessions let in and still being made
+        self._counted: set[str] = set()  # sessions made (ended ones leave at the next count)
         self._socket_sessions: set[str] = set()
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -70,7 +71,8 @@ class SessionServer(HTTPEnvServer):
             if self.counts.shared:
                 await off_loop(self.counts, self._publish)
             raise
-        self._admitted -= 1
+        self._admitted -= 1  # and counted as made, with no await between: counted once
+        self._counted.add(session_id)
         if LIVE_SOCKET.get():
             self._socket_sessions.add(session_id)
         return session_id, env
@@ -79,7 +81,7 @@ class SessionServer(HTTPEnvServer):
         """Count one more session, or raise SessionCapacityError (nothing counted)."""
         try:
             with self.counts.settle("sessions") as others:
-                held = len(self._sessions) + self._admitted
+                held = self._held()
                 if others.total + held >= self.max_sessions:
                     raise SessionCapacityError(others.total + held, self.max_sessions)
                 self._admitted += 1
@@ -92,7 +94,12 @@ class SessionServer(HTTPEnvServer):
     def _publish(self) -> None:
         with contextlib.suppress(LimitsUnavailable), self.counts.settle("sessions") as mine:
             # Absolute: a failed publication is corrected by the next one.
-            mine.rows = {TOTAL: len(self._sessions) + self._admitted}
+            mine.rows = {TOTAL: self._held()}
+
+    def _held(self) -> int:
+        # /mcp close pops sessions directly, without _destroy_session: they leave here.
+        self._counted &= self._sessions.copy().keys()  # a copy: the loop may be adding one
+        return len(self._counted) + self._admitted
 
     async def _destroy_session(self, session_id: str) -> None:
         self._socket_sessions.discard(session_id)
