@@ -258,6 +258,15 @@ class LeaderboardUnavailable(EnvError):
     retry_after = 5
 
 
+class LimitsUnavailable(EnvError):
+    """The shared limit store (DCE_LIMITS_DB) cannot be reached: a call that a limit counts
+    (a reset, a session) is refused, since it cannot be counted; steps go on."""
+
+    code = "LIMITS_UNAVAILABLE"
+    status = 503
+    retry_after = 5
+
+
 class SqlRefused(EnvError):
     """SQL the sandbox does not run: a statement kind the operation does not allow, a
     statement DuckDB cannot parse or run, or one that reaches past the table `t`."""

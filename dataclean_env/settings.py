@@ -71,9 +71,11 @@ class Settings(BaseSettings):
     # answered 421 MISDIRECTED, so no episode id can live on two processes.
     process_index: int = Field(default=0, ge=0)
     processes: int = Field(default=1, ge=1, le=64)
-    # The SQLite file in which the processes count their rate limits together (set by the
-    # supervisor of `--workers`; empty: counted in this process's memory). Touched only by
-    # the calls a limit counts (resets, session opens, leaderboard runs and submissions).
+    # Where the processes count their rate limits and caps together: a SQLite file (the
+    # supervisor of `--workers` sets one) or a PostgreSQL URL, postgresql://user:pw@host/db
+    # (replicas on several machines). Empty: this process's memory, each cap divided by
+    # DCE_PROCESSES. Touched only by the calls a limit counts (resets, session and socket
+    # opens and closes, leaderboard runs and submissions), never by a step.
     limits_db: str = ""
     # One JSON line per request (and per /ws step) on stderr: episode, operation, status, ms.
     log_json: bool = False

@@ -68,7 +68,7 @@ from dataclean_env.leaderboard.versions import (
     SERVER_VERSION,
     suite_version,
 )
-from dataclean_env.server.rate_limit import RateLimit, buckets_for
+from dataclean_env.server.rate_limit import Buckets, RateLimit
 from dataclean_env.settings import Settings
 from dataclean_env.tasks.generated import FAMILIES
 
@@ -107,10 +107,10 @@ class Slot:
 
 
 class Leaderboard:
-    def __init__(self, settings: Settings, store: EpisodeStore):
+    def __init__(self, settings: Settings, store: EpisodeStore, buckets: Buckets | None = None):
         self.settings = settings
         self.store = store
-        buckets = buckets_for(settings.limits_db)  # shared by the server's processes
+        buckets = buckets or Buckets()  # the app's: shared by its processes (limit_store)
         self.run_limit = RateLimit.per_hour("runs", settings.leaderboard_runs_per_hour, buckets)
         self.submit_limit = RateLimit.per_hour(
             "submissions", settings.leaderboard_submissions_per_hour, buckets

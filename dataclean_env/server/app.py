@@ -27,6 +27,7 @@ from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.guards import creation_limit, install_guards
 from dataclean_env.server.head import HeadAsGet
 from dataclean_env.server.http_errors import install_error_handlers
+from dataclean_env.server.limit_store import limits_for
 from dataclean_env.server.mcp_gateway import McpGateway, McpTransport
 from dataclean_env.server.metrics import ObservabilityMiddleware, metrics_endpoint
 from dataclean_env.server.openapi_doc import install_openapi
@@ -61,15 +62,19 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
-    place = Place.of(settings)  # caps are the whole server's: each process holds its share
+    place = Place.of(settings)
+    app.state.limits = limits = limits_for(settings)
+    # Caps are the whole server's: counted together in a shared store, else divided.
+    cap = (lambda whole: whole) if limits.counts.shared else place.share
     app.state.store = EpisodeStore(
         registry,
-        capacity=place.share(settings.max_episodes),
+        capacity=cap(settings.max_episodes),
         ttl_seconds=settings.episode_ttl_seconds,
         idle_seconds=settings.episode_idle_seconds,
-        per_client=place.share(settings.episodes_per_client),
+        per_client=cap(settings.episodes_per_client),
         place=place,
         memory=StepMemory() if settings.step_memory else None,  # this app's own
+        counts=limits.counts,
     )
     install_error_handlers(app)
     app.include_router(meta.router)
@@ -77,7 +82,8 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
     app.include_router(episodes.router)
     app.include_router(web.router)  # the browser page (before OpenEnv's catch-all routes)
-    app.state.leaderboard = Leaderboard(settings, app.state.store)  # opens its database lazily
+    # Opens its database lazily.
+    app.state.leaderboard = Leaderboard(settings, app.state.store, limits.buckets)
     app.include_router(leaderboard.router)
     app.include_router(schema.router)
     app.add_route("/metrics", metrics_endpoint, include_in_schema=False)
@@ -86,7 +92,7 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     app.add_middleware(HeadAsGet)  # inside the guards and the metrics: they see HEAD
     # OpenEnv's server takes seconds to import: mounted after start-up (see openenv_routes),
     # behind the guards (which run before the mount waits) and with the same rate limiter.
-    app.state.limiter = limiter = creation_limit(settings)
+    app.state.limiter = limiter = creation_limit(settings, limits.buckets)
     app.state.openenv = mount = OpenEnvMount(app, registry, settings, limiter)
     # MCP clients' transport (FastMCP's) on /mcp, behind every guard and the mount's wait.
     app.state.mcp = McpGateway(mount, limiter)

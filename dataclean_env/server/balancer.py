@@ -83,8 +83,10 @@ HEADER = """\
 # DCE_PROCESS_INDEX=i and DCE_PROCESSES=<the number of replicas>, and trusts this balancer's
 # address for X-Forwarded-For (DCE_FORWARDED_ALLOW_IPS). An episode's home is replica
 # crc32(episode_id) mod N; calls without an id go to p0 (dataclean_env/server/affinity.py).
-# Replicas answer 421 MISDIRECTED for an episode homed elsewhere. Rate limits and caps are
-# each replica's own here: divide them by N (docs/deployment.md).
+# Replicas answer 421 MISDIRECTED for an episode homed elsewhere. Rate limits and caps hold
+# for all replicas together when each runs with the same DCE_LIMITS_DB=postgresql://...
+# (a database they share; the leaderboard's may be it); without it each replica counts its
+# own and holds 1/N of each cap (docs/deployment.md).
 """
 EXAMPLE_SERVERS = ["10.0.0.11:7860", "10.0.0.12:7860", "10.0.0.13:7860"]
 

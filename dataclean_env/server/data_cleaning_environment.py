@@ -63,11 +63,12 @@ from dataclean_env import ENV_NAME, __version__
 from dataclean_env.engine.doors import attempt, parse_reset_options, start_episode
 from dataclean_env.engine.episode import Episode
 from dataclean_env.engine.step_memory import StepMemory
-from dataclean_env.errors import InvalidAction
+from dataclean_env.errors import EnvError, InvalidAction
 from dataclean_env.generation import SPLITS
 from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
 from dataclean_env.openenv_light import skip_package_inits
 from dataclean_env.schemas import Action, StepResult, graded
+from dataclean_env.server.guards import keep_code
 from dataclean_env.server.metrics import observe_ws_step
 from dataclean_env.server.reward_visibility import REWARD_MODES, RewardMode, blind_view
 from dataclean_env.server.routes.episodes import is_slow, run_sized
@@ -160,7 +161,11 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         task_id = options.get("task_id") or self.registry.task_ids()[0]
         known = isinstance(task_id, str) and task_id in self.registry.task_ids()
         cells = self.registry.spec(task_id).cells if known else 0  # unknown: reset() refuses it
-        return await run_sized(lambda: self.reset(seed, episode_id, **options), cells)
+        try:
+            return await run_sized(lambda: self.reset(seed, episode_id, **options), cells)
+        except EnvError as error:
+            keep_code(error)  # a misdirected join's frame says MISDIRECTED, as REST does
+            raise
 
     # ── step ──────────────────────────────────────────────────────────────
     def step(

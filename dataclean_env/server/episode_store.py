@@ -26,7 +26,14 @@ issues hundreds, whose tables are made only as they are played), a reset naming 
 
 Processes: the store holds only episodes whose home is its process (`affinity`): a reset,
 lookup or join of an id homed elsewhere raises Misdirected (421) before anything is made,
-and the ids it issues are drawn until their home is this process.
+and the ids it issues are drawn until their home is this process. The capacity and the
+quota are the whole server's when the processes share a limit store (`counts`,
+`limit_store`): a reset that needs a place counts what the other processes hold too, and
+the store full means all processes together hold `capacity`. Room is still made only here,
+by evicting this process's own least recently used idle episode; when this process has none
+idle, the reset is refused, even if another process holds idle ones (they are evicted by
+resets homed there, or expire). What this process holds is published only when a reset
+settles (a step that finds an episode expired drops it here; the next reset publishes).
 """
 
 from __future__ import annotations
@@ -34,7 +41,9 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from dataclean_env.engine.doors import (
     LEADERBOARD_PREFIX,
@@ -47,6 +56,7 @@ from dataclean_env.engine.episode import Episode
 from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import ClientQuotaReached, StoreFull, UnknownEpisode, UnknownTask
 from dataclean_env.server.affinity import Place
+from dataclean_env.server.limit_store import TOTAL, Counts, Settlement
 from dataclean_env.tasks import TaskRegistry
 
 MAX_TASK_ID = 128
@@ -71,6 +81,7 @@ class EpisodeStore:
         per_client: int | None = None,
         place: Place | None = None,
         memory: StepMemory | None = None,
+        counts: Counts | None = None,
     ):
         self.registry = registry
         self.place = place or Place()
@@ -85,7 +96,11 @@ class EpisodeStore:
         self._default_ids: dict[str, Episode] = {}  # the defaults, by episode id
         self._issued: dict[str, Callable[[], Episode | None]] = {}
         self._owners: dict[str, str] = {}  # episode id -> the client whose reset made it
+        # The server's count of episodes (with the other processes', when shared).
+        self.counts = counts or Counts()
+        self._changed: set[str] = set()  # clients whose count is not yet published
         self._lock = threading.Lock()
+        self._admitting = threading.Lock()
 
     def __len__(self) -> int:
         """Episodes that count toward the capacity (client and replaced-default ids)."""
@@ -120,26 +135,48 @@ class EpisodeStore:
         name = self.place.mint(new_episode_id) if episode_id is None else episode_id
         episode = start_episode(self.registry, task_id, seed, split, name, memory=self.memory)
         episode.blind = blind
-        with self._lock:
-            now = episode.last_used = self.clock()
-            self._drop_expired(now)
-            if episode_id is None:
-                previous = self._defaults.get(task_id)
-                # Checked before anything moves: a refusal leaves the store as it was.
-                self._admit(client, now, replacing=None, needs_place=previous is not None)
-                self._defaults[task_id] = episode
-                self._default_ids[episode.episode_id] = episode
-                if previous is not None:
-                    del self._default_ids[previous.episode_id]
-                    self._episodes[previous.episode_id] = previous
-            else:
-                known = episode_id in self._episodes
-                self._admit(client, now, replacing=episode_id, needs_place=not known)
-                self._episodes[episode_id] = episode
-            self._owners.pop(episode.episode_id, None)
-            if client is not None:
-                self._owners[episode.episode_id] = client
+        with self._admitting:  # one admission at a time; steps take only `_lock`
+            with self._lock:
+                previous = self._defaults.get(task_id) if episode_id is None else None
+                known = episode_id in self._episodes if episode_id is not None else False
+            needs_place = previous is not None if episode_id is None else not known
+            quota = client is not None and self.per_client is not None
+            # A reset that takes no place and counts under no quota (a default's first use,
+            # on a step) settles nothing: it never waits on the shared store.
+            settling = self.counts.settle("episodes", client) if quota or needs_place else None
+            with settling or _nothing() as others, self._lock:
+                self._place(episode, task_id, episode_id, client, needs_place, others)
+                others.rows = self._rows() if self.counts.shared else {}
         return episode
+
+    def _place(
+        self,
+        episode: Episode,
+        task_id: str,
+        episode_id: str | None,
+        client: str | None,
+        needs_place: bool,
+        others: Settlement,
+    ) -> None:
+        """Hold `episode` (room made first, or a refusal that moves nothing); `_lock` held."""
+        now = episode.last_used = self.clock()
+        self._drop_expired(now)
+        if episode_id is None:
+            previous = self._defaults.get(task_id)
+            # Checked before anything moves: a refusal leaves the store as it was.
+            self._admit(client, now, None, needs_place, others)
+            self._defaults[task_id] = episode
+            self._default_ids[episode.episode_id] = episode
+            if previous is not None:
+                del self._default_ids[previous.episode_id]
+                self._episodes[previous.episode_id] = previous
+        else:
+            self._admit(client, now, episode_id, needs_place, others)
+            self._episodes[episode_id] = episode
+        self._disown(episode.episode_id)
+        if client is not None:
+            self._owners[episode.episode_id] = client
+            self._changed.add(client)
 
     def get(self, episode_id: str, task_id: str | None = None) -> Episode:
         """The episode with this id (of `task_id`, when given); UnknownEpisode otherwise."""
@@ -211,24 +248,47 @@ class EpisodeStore:
 
     # ── room (called with the lock held) ──────────────────────────────────
     def _admit(
-        self, client: str | None, now: float, replacing: str | None, needs_place: bool
+        self,
+        client: str | None,
+        now: float,
+        replacing: str | None,
+        needs_place: bool,
+        others: Settlement,
     ) -> None:
-        """Make room for one more episode of `client` (evicting idle ones), or raise."""
+        """Make room for one more episode of `client` (evicting this process's idle ones),
+        or raise. `others`: what the server's other processes hold."""
         if client is not None and self.per_client is not None:
-            own = {i for i, c in self._owners.items() if c == client and i != replacing}
-            if len(own) >= self.per_client and not self._evict_idle(now, own):
+            while others.client + len(own := self._owned(client, replacing)) >= self.per_client:
+                if self._evict_idle(now, own):
+                    continue
                 wait = self._retry_after(now, own)
                 raise ClientQuotaReached(
                     f"this client holds its maximum of {self.per_client} episodes, none idle "
-                    f"for {self.idle:g} s; reuse one (reset its id) or retry in {wait} s"
+                    f"for {self.idle:g} s{_elsewhere(others.client)}; reuse one (reset its id) "
+                    f"or retry in {wait} s"
                 ).retry_in(wait)
-        full = needs_place and len(self._episodes) >= self.capacity
-        if full and not self._evict_idle(now, set(self._episodes)):
+        while needs_place and others.total + len(self._episodes) >= self.capacity:
+            if self._evict_idle(now, set(self._episodes)):
+                continue
             wait = self._retry_after(now, set(self._episodes))
             raise StoreFull(
                 f"the server holds its maximum of {self.capacity} episodes, none idle for "
-                f"{self.idle:g} s; retry in {wait} s or reuse an episode id"
+                f"{self.idle:g} s{_elsewhere(others.total)}; retry in {wait} s or reuse an "
+                "episode id"
             ).retry_in(wait)
+
+    def _owned(self, client: str, replacing: str | None) -> set[str]:
+        return {i for i, c in self._owners.items() if c == client and i != replacing}
+
+    def _rows(self) -> dict[str, int]:
+        """What this process publishes: its capacity count, and the quota counts of the
+        clients whose count changed since the last publication."""
+        rows = {TOTAL: len(self._episodes)}
+        if self._changed:
+            held = Counter(self._owners.values())
+            rows.update((client, held[client]) for client in self._changed)
+            self._changed.clear()
+        return rows
 
     def _evict_idle(self, now: float, among: set[str]) -> bool:
         """Evict the least recently used of `among` idle for `idle` s; False if none is."""
@@ -252,4 +312,17 @@ class EpisodeStore:
 
     def _evict(self, episode_id: str) -> None:
         del self._episodes[episode_id]
-        self._owners.pop(episode_id, None)
+        self._disown(episode_id)
+
+    def _disown(self, episode_id: str) -> None:
+        if (client := self._owners.pop(episode_id, None)) is not None:
+            self._changed.add(client)
+
+
+@contextmanager
+def _nothing() -> Iterator[Settlement]:
+    yield Settlement()
+
+
+def _elsewhere(count: int) -> str:
+    return f" here ({count} of them on the server's other processes)" if count else ""

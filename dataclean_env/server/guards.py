@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -30,19 +31,51 @@ from dataclean_env.errors import (
     EnvError,
     HostNotAllowed,
     InvalidText,
+    Misdirected,
     OriginNotAllowed,
     RequestTimeout,
     UnsupportedMediaType,
 )
 from dataclean_env.server.affinity import Place
 from dataclean_env.server.http_errors import env_error_response
-from dataclean_env.server.rate_limit import RateLimit, buckets_for, client_key
+from dataclean_env.server.limit_store import Counts
+from dataclean_env.server.rate_limit import Buckets, RateLimit, client_key
 from dataclean_env.server.requests import has_invalid_text, parse_json
 from dataclean_env.settings import Settings
 
 # Set by the /ws guard while a socket's handler runs: sessions it creates belong to a socket
 # (sessions.SessionServer). Here, not in sessions.py, which imports OpenEnv's server.
 LIVE_SOCKET: ContextVar[bool] = ContextVar("dce_live_socket", default=False)
+# The socket's typed errors waiting for their frame (`keep_code`); None: not in a socket.
+FRAMED: ContextVar[list[EnvError] | None] = ContextVar("dce_framed", default=None)
+# Typed errors whose /ws frame carries their own code, as REST's answer does; OpenEnv frames
+# any other exception of a reset as EXECUTION_ERROR with its message.
+OWN_CODE_ON_WS = (Misdirected,)
+
+
+def keep_code(error: EnvError) -> None:
+    """Let the error frame OpenEnv is about to send for `error` carry its code."""
+    framed = FRAMED.get()
+    if framed is not None and isinstance(error, OWN_CODE_ON_WS):
+        framed.append(error)
+
+
+def _with_code(message: Message, framed: list[EnvError]) -> Message:
+    """OpenEnv's error frame for the last kept error, with that error's code."""
+    error = framed.pop()
+    try:
+        frame = json.loads(message.get("text") or "")
+    except ValueError:
+        return message
+    data = frame.get("data") if isinstance(frame, dict) else None
+    if (
+        isinstance(data, dict)
+        and frame.get("type") == "error"
+        and data.get("message") == error.detail
+    ):
+        return {**message, "text": _error_frame(error.detail, error.code)}
+    return message
+
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -187,7 +220,7 @@ def _openenv_post(app: ASGIApp, limiter: RateLimit) -> ASGIApp:
             data = None  # not JSON: OpenEnv answers its own parse error
         try:
             if isinstance(data, dict) and data.get("method") == "openenv/session/create":
-                limiter.take(client_key(scope), "session creations")
+                await limiter.take_async(client_key(scope), "session creations")
         except EnvError as exc:
             await _send_error(scope, receive, send, exc)
             return
@@ -235,14 +268,20 @@ def frame_problem(message: Message) -> str | None:
 
 
 class WebSocketGuard:
-    def __init__(self, app: ASGIApp, settings: Settings, limiter: RateLimit):
+    def __init__(
+        self, app: ASGIApp, settings: Settings, limiter: RateLimit, counts: Counts | None = None
+    ):
         self.app = app
         self.idle_seconds = settings.ws_idle_seconds
         self.limiter = limiter
         self.origins = allowed_origins(settings)
         self.hosts = allowed_hosts(settings)
-        self.per_client = Place.of(settings).share(settings.sessions_per_client)
-        self.open: dict[str, int] = {}  # client -> open sockets (one event loop: no lock)
+        self.counts = counts or Counts()
+        # The whole server's quota when the processes count together, else this one's share.
+        shared = self.counts.shared
+        quota = settings.sessions_per_client
+        self.per_client = quota if shared else Place.of(settings).share(quota)
+        self.open: dict[str, int] = {}  # client -> open sockets (changed only in `counts`)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
@@ -252,26 +291,65 @@ class WebSocketGuard:
             check_host(headers, self.hosts)
             if origin is not None and not origin_allowed(origin, headers, self.origins):
                 raise OriginNotAllowed("WebSocket connections from this origin are not allowed")
-            if self.open.get(client, 0) >= self.per_client:
+            await self._run(lambda: self._open(client))
+        except EnvError as exc:
+            await self._refuse(receive, send, exc)
+            return
+        token = LIVE_SOCKET.set(True)  # sessions made for this socket are not "detached"
+        framed: list[EnvError] = []
+        kept = FRAMED.set(framed)
+        try:
+            await self.app(scope, self._guarded(receive, send), self._typed(send, framed))
+        finally:
+            FRAMED.reset(kept)
+            LIVE_SOCKET.reset(token)
+            await self._run(lambda: self._close(client))
+
+    async def _run(self, work: Callable[[], None]) -> None:
+        # A shared store may keep a call waiting: in a thread, not on the event loop.
+        await asyncio.to_thread(work) if self.counts.shared else work()
+
+    def _open(self, client: str) -> None:
+        """Count one more open socket of `client`, or refuse (nothing counted or spent)."""
+        with self.counts.settle("sockets", client) as others:
+            if others.client + self.open.get(client, 0) >= self.per_client:
                 raise ClientQuotaReached(
                     f"this client has {self.per_client} open /ws sessions, its quota "
                     f"(DCE_SESSIONS_PER_CLIENT); close one or retry in "
                     f"{ClientQuotaReached.retry_after} s"
                 )
-            self.limiter.take(client, "session creations")
-        except EnvError as exc:
-            await self._refuse(receive, send, exc)
-            return
-        self.open[client] = self.open.get(client, 0) + 1
-        token = LIVE_SOCKET.set(True)  # sessions made for this socket are not "detached"
+            others.rows = {client: self._count(client, +1)}
+        # After the count (a refused connection spends no token), not inside it: the token's
+        # transaction must not wait on the count's (one SQLite file has one writer).
         try:
-            await self.app(scope, self._guarded(receive, send), send)
-        finally:
-            LIVE_SOCKET.reset(token)
-            if (left := self.open[client] - 1) > 0:
-                self.open[client] = left
-            else:
-                del self.open[client]
+            self.limiter.take(client, "session creations")
+        except EnvError:
+            self._close(client)
+            raise
+
+    def _close(self, client: str) -> None:
+        counted = False
+        with contextlib.suppress(EnvError), self.counts.settle("sockets", client) as mine:
+            mine.rows = {client: self._count(client, -1)}
+            counted = True
+        if not counted:  # the store is down: this process's own count still goes down
+            self._count(client, -1)
+
+    def _count(self, client: str, change: int) -> int:
+        if (count := self.open.get(client, 0) + change) > 0:
+            self.open[client] = count
+        else:
+            self.open.pop(client, None)
+        return max(count, 0)
+
+    @staticmethod
+    def _typed(send: Send, framed: list[EnvError]) -> Send:
+        async def typed_send(message: Message) -> None:
+            if framed and message["type"] == "websocket.send":
+                message = _with_code(message, framed)
+            await send(message)
+
+        return typed_send
 
     def _guarded(self, receive: Receive, send: Send) -> Callable[[], Awaitable[Message]]:
         connected = False
@@ -310,10 +388,12 @@ class WebSocketGuard:
         await send({"type": "websocket.close", "code": 1013 if retry else 1008})
 
 
-def guard_websockets(routes: list[Any], settings: Settings, limiter: RateLimit) -> None:
+def guard_websockets(
+    routes: list[Any], settings: Settings, limiter: RateLimit, counts: Counts | None = None
+) -> None:
     for route in routes:
         if isinstance(route, WebSocketRoute) and route.path == "/ws":
-            route.app = WebSocketGuard(route.app, settings, limiter)
+            route.app = WebSocketGuard(route.app, settings, limiter, counts)
 
 
 def install_guards(app: Any, settings: Settings, limiter: RateLimit | None = None) -> RateLimit:
@@ -333,12 +413,9 @@ def install_guards(app: Any, settings: Settings, limiter: RateLimit | None = Non
     return limiter or creation_limit(settings)
 
 
-def creation_limit(settings: Settings) -> RateLimit:
+def creation_limit(settings: Settings, buckets: Buckets | None = None) -> RateLimit:
     """The limit on resets and session creations, one bucket per client for all of them
-    (shared by the server's processes when DCE_LIMITS_DB names their file)."""
+    (shared by the server's processes when `buckets` are in their limit store)."""
     return RateLimit(
-        "creations",
-        settings.creation_burst,
-        settings.creation_rate_per_second,
-        buckets_for(settings.limits_db),
+        "creations", settings.creation_burst, settings.creation_rate_per_second, buckets
     )

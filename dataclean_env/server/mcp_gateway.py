@@ -65,7 +65,7 @@ class McpGateway:
         headers = dict(scope["headers"])
         if scope["method"] == "POST" and b"mcp-session-id" not in headers:
             try:  # a new MCP session: limited like every other session creation
-                self.limiter.take(client_key(scope), "session creations")
+                await self.limiter.take_async(client_key(scope), "session creations")
             except EnvError as error:
                 await env_error_response(error)(scope, receive, send)
                 return

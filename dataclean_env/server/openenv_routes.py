@@ -40,6 +40,7 @@ from dataclean_env import ENV_NAME
 from dataclean_env.server.affinity import Place
 from dataclean_env.server.guards import guard_openenv_posts, guard_websockets
 from dataclean_env.server.http_errors import error_response
+from dataclean_env.server.limit_store import Counts
 from dataclean_env.server.rate_limit import RateLimit
 from dataclean_env.server.routes import meta
 from dataclean_env.settings import Settings
@@ -76,6 +77,12 @@ def is_own_path(path: str) -> bool:
     return path.startswith(OWN_PATHS)
 
 
+def whole_or_share(settings: Settings, counts: Counts, cap: int) -> int:
+    """A server-wide cap as one process counts it: whole when the processes count together
+    (a shared limit store), else this process's share (`Place.share`)."""
+    return cap if counts.shared else Place.of(settings).share(cap)
+
+
 def mount_openenv(
     app: FastAPI, registry: TaskRegistry, settings: Settings, limiter: RateLimit
 ) -> Any:
@@ -89,6 +96,8 @@ def mount_openenv(
     from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
     from dataclean_env.server.sessions import SessionServer
 
+    counts = app.state.limits.counts
+    max_sessions = whole_or_share(settings, counts, settings.max_sessions)
     server = SessionServer(
         # copies=False: the server serialises each observation as soon as it is made
         partial(
@@ -102,18 +111,21 @@ def mount_openenv(
         CleaningObservation,
         # session_timeout stays None: OpenEnv's own reaper would also end the sessions of
         # open sockets; SessionServer expires detached ones, the /ws guard idle sockets.
+        # SessionServer counts `max_sessions` (the whole server's when the processes share
+        # their limit store, else this process's share); OpenEnv's own count is never lower.
         concurrency_config=ConcurrencyConfig(
-            max_concurrent_envs=Place.of(settings).share(settings.max_sessions),
-            session_timeout=None,
+            max_concurrent_envs=max_sessions, session_timeout=None
         ),
         env_name=ENV_NAME,
         state_cls=CleaningState,
         detached_seconds=settings.detached_session_seconds,
+        max_sessions=max_sessions,
+        counts=counts,
     )
     ours = {id(route) for route in app.router.routes}
     server.register_routes(app, mode="production")
     guard_openenv_posts(app.router.routes, ours, limiter)
-    guard_websockets(app.router.routes, settings, limiter)
+    guard_websockets(app.router.routes, settings, limiter, counts)
     app.router.routes[:] = [
         route
         for route in app.router.routes

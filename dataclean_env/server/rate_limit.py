@@ -7,14 +7,15 @@ one, and a call that finds less than one is refused (RateLimited: 429, Retry-Aft
 spends nothing. "N per hour" is a burst of N refilling at N per hour.
 
 The buckets live in this process's memory, or, when the server runs several processes
-(`server --workers N`), in a SQLite file they share (DCE_LIMITS_DB), so a limit holds for the
-whole server, not once per process. Only counted calls touch it (never a step).
+(`server --workers N`, or replicas), in the limit store they share (DCE_LIMITS_DB: a SQLite
+file or a PostgreSQL URL, `limit_store`), so a limit holds for the whole server, not once
+per process. Only counted calls touch it (never a step).
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -22,15 +23,17 @@ from typing import Any
 
 from dataclean_env.errors import RateLimited
 
-MAX_CLIENTS = 10_000  # buckets kept; refilled ones are forgotten first when there are more
-HOUR = 3600.0
 Row = tuple[float, float]  # (tokens, at)
 # A bucket's row (None: unseen) -> its new row and the seconds to wait (0: a token spent).
 Change = Callable[[Row | None], tuple[Row, int]]
+MAX_CLIENTS = 10_000  # buckets kept; refilled ones are forgotten first when there are more
+HOUR = 3600.0
 
 
 class Buckets:
     """Buckets in memory: name -> client -> (tokens, at)."""
+
+    shared = False  # True: in a database (an update may wait on it)
 
     def __init__(self) -> None:
         self._rows: dict[tuple[str, str], Row] = {}
@@ -48,51 +51,6 @@ class Buckets:
             if len(self._rows) > MAX_CLIENTS:
                 for key in [k for k, (_, at) in self._rows.items() if at < before(k[0])]:
                     del self._rows[key]
-
-
-class SharedBuckets(Buckets):
-    """Buckets in a SQLite file that several processes open; each update is one IMMEDIATE
-    transaction, so two processes never spend the same token."""
-
-    def __init__(self, path: str) -> None:
-        super().__init__()
-        self._db = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS buckets (name TEXT, client TEXT, tokens REAL, at REAL,"
-            " PRIMARY KEY (name, client))"
-        )
-        self._updates = 0
-
-    def update(self, name: str, client: str, change: Change) -> int:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                found = self._db.execute(
-                    "SELECT tokens, at FROM buckets WHERE name = ? AND client = ?", (name, client)
-                ).fetchone()
-                row, result = change((found[0], found[1]) if found else None)
-                self._db.execute(
-                    "INSERT OR REPLACE INTO buckets VALUES (?, ?, ?, ?)", (name, client, *row)
-                )
-            finally:
-                self._db.execute("COMMIT")
-            self._updates += 1
-            return result
-
-    def forget(self, before: Callable[[str], float]) -> None:
-        if self._updates % 1024:
-            return
-        with self._lock:
-            for (name,) in self._db.execute("SELECT DISTINCT name FROM buckets").fetchall():
-                self._db.execute(
-                    "DELETE FROM buckets WHERE name = ? AND at < ?", (name, before(name))
-                )
-
-
-def buckets_for(path: str) -> Buckets:
-    """The shared buckets of file `path`, or this process's own when `path` is empty."""
-    return SharedBuckets(path) if path else Buckets()
 
 
 class RateLimit:
@@ -118,6 +76,13 @@ class RateLimit:
         if self.per_second * HOUR < 100:
             return f"{self.per_second * HOUR:g} per hour"
         return f"{self.per_second:g} per second"
+
+    async def take_async(self, client: str, what: str | None = None) -> None:
+        """`take` from the event loop: in a thread when the buckets are in a database."""
+        if self.buckets.shared:
+            await asyncio.to_thread(self.take, client, what)
+        else:
+            self.take(client, what)
 
     def take(self, client: str, what: str | None = None) -> None:
         """Spend one token of `client`'s bucket, or raise RateLimited (spending nothing)."""

@@ -5,7 +5,8 @@ The supervisor makes a private run folder, starts process i (this module as a pr
 DCE_PROCESSES=N, waits until each answers /health, then writes `haproxy.cfg`
 (`balancer.config`) and starts HAProxy on host:port. The processes share their Prometheus
 samples (`PROMETHEUS_MULTIPROC_DIR`, so /metrics on any shows the whole server) and their
-rate limits (DCE_LIMITS_DB, a SQLite file in the folder). It restarts nothing: when any
+rate limits and caps (DCE_LIMITS_DB, a fresh SQLite file in the folder, so a restart of the
+supervisor starts with nothing counted). It restarts nothing: when any
 child exits, it stops the others and exits 1 (an orchestrator sees it); SIGTERM or SIGINT
 stop them all. Each child is told by the kernel to end when the supervisor dies
 (PR_SET_PDEATHSIG), so even `kill -9` of the supervisor leaves no process behind.

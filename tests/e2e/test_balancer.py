@@ -24,7 +24,8 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
-from dataclean_env.server.affinity import home
+from dataclean_env.errors import Misdirected
+from dataclean_env.server.affinity import Place, home
 from tests.e2e.scale_sessions import ROOT, free_port, stop, wait_healthy
 from tests.support import need
 
@@ -197,14 +198,16 @@ def test_a_leaderboard_ws_join_reaches_its_episode(server: str) -> None:
         connect(f"{ws}/ws", open_timeout=60, additional_headers=as_client(1)) as first,
         connect(f"{ws}/ws", open_timeout=60, additional_headers=as_client(2)) as second,
     ):
-        codes = []
+        frames = []
         for sock in (first, second):
             sock.send(json.dumps({"type": "reset", "data": {"episode_id": ids[0]}}))
             frame = json.loads(sock.recv(timeout=60))
-            # OpenEnv's /ws frames an exception as EXECUTION_ERROR with its message
-            said = frame["data"]["message"][:36] if frame["type"] == "error" else "joined"
-            codes.append(said)
-        assert sorted(codes) == ["a named episode lives on process 0 o", "joined"], codes
+            frames.append(frame["data"] if frame["type"] == "error" else "joined")
+        # The socket on process 1 is refused with REST's 421 code and message.
+        with pytest.raises(Misdirected) as rest:
+            Place(1, 2).check(ids[0])
+        expected = {"message": rest.value.detail, "code": "MISDIRECTED"}
+        assert sorted(frames, key=str) == sorted([expected, "joined"], key=str), frames
     for n, episode_id in enumerate(ids):  # named on the URL, a join reaches its episode's home
         url = f"{ws}/ws?episode_id={episode_id}"
         with connect(url, open_timeout=60, additional_headers=as_client(3 + n)) as sock:
@@ -212,6 +215,47 @@ def test_a_leaderboard_ws_join_reaches_its_episode(server: str) -> None:
             frame = json.loads(sock.recv(timeout=60))
             assert frame["type"] == "observation", frame
             assert frame["data"]["observation"]["episode_id"] == episode_id
+
+
+def test_caps_and_quotas_hold_across_processes(tmp_path: Path) -> None:
+    """Caps of 3 episodes, 2 per client and 3 sessions count both processes together: the
+    processes' shares (1 each) would refuse a client's second episode on process 0 and
+    serve its third on process 1."""
+    needs_haproxy()
+    caps = {
+        "DCE_MAX_EPISODES": "3",
+        "DCE_EPISODES_PER_CLIENT": "2",
+        "DCE_MAX_SESSIONS": "3",
+        "DCE_CREATION_BURST": "100",
+    }
+    process, url = start_server(tmp_path, caps)
+    try:
+        zero, one = homed(0, 3, "cap"), homed(1, 2, "cap")
+        statuses = [reset(url, "203.0.113.71", {"episode_id": i}).status_code for i in zero[:2]]
+        assert statuses == [200, 200]
+        quota = reset(url, "203.0.113.71", {"episode_id": one[0]})
+        assert (quota.status_code, quota.json()["code"]) == (503, "CLIENT_QUOTA_REACHED")
+        assert quota.headers["retry-after"] == "30"
+        assert reset(url, "203.0.113.72", {"episode_id": one[0]}).status_code == 200
+        for episode_id in (zero[2], one[1]):  # three held: full on both processes
+            full = reset(url, "203.0.113.73", {"episode_id": episode_id})
+            assert (full.status_code, full.json()["code"]) == (503, "SERVER_FULL"), full.text
+            assert full.json()["detail"].startswith("the server holds its maximum of 3 episodes")
+            assert full.headers["retry-after"].isdigit()
+        # Sessions: three sockets held open (on both processes), the fourth is refused.
+        ws = url.replace("http://", "ws://")
+        with contextlib.ExitStack() as held:
+            for n in range(3):
+                sock = held.enter_context(
+                    connect(f"{ws}/ws", open_timeout=60, additional_headers=as_client(70 + n))
+                )
+                sock.send(json.dumps({"type": "reset", "data": {}}))
+                assert json.loads(sock.recv(timeout=60))["type"] == "observation"
+            with connect(f"{ws}/ws", open_timeout=60, additional_headers=as_client(80)) as sock:
+                refused = json.loads(sock.recv(timeout=60))  # said before any frame is sent
+        assert (refused["type"], refused["data"]["code"]) == ("error", "CAPACITY_REACHED")
+    finally:
+        stop(process)
 
 
 # ── the supervisor ──────────────────────────────────────────────────────────

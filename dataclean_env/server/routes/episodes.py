@@ -74,22 +74,28 @@ def _timed(work: Callable[[], T]) -> T:
         ENGINE_SECONDS.observe(time.perf_counter() - start)
 
 
-async def run_sized(work: Callable[[], T], cells: int, slow: bool = False) -> T:
+async def run_sized(
+    work: Callable[[], T], cells: int, slow: bool = False, waits: bool = False
+) -> T:
+    """`work` on the event loop or in a thread; `waits`: it may wait on I/O (a reset that
+    settles with the shared limit store), so always in a thread."""
     global _slow_limiter
     if slow:
         if _slow_limiter is None:
             _slow_limiter = anyio.CapacityLimiter(SLOW_THREADS)
         return await anyio.to_thread.run_sync(_timed, work, limiter=_slow_limiter)
-    if cells <= INLINE_CELLS:
+    if cells <= INLINE_CELLS and not waits:
         return _timed(work)
     return await run_in_threadpool(_timed, work)
 
 
-async def run_engine(work: Callable[[], BaseModel], cells: int, slow: bool = False) -> Response:
+async def run_engine(
+    work: Callable[[], BaseModel], cells: int, slow: bool = False, waits: bool = False
+) -> Response:
     # pydantic writes the JSON itself (in Rust): the same bytes as JSONResponse of
     # model_dump(mode="json"), in a quarter of the time. A step's result arrives with its
     # JSON already written by the engine (StepResult.json_bytes).
-    result = await run_sized(work, cells, slow)
+    result = await run_sized(work, cells, slow, waits)
     body = result.json_bytes() if isinstance(result, StepResult) else result.model_dump_json()
     return Response(body, media_type="application/json")
 
@@ -120,14 +126,15 @@ async def serve_reset(
         check_episode_id(name)
     store.place.check(name)  # 421 before the reset is counted
     client = client_key(request.scope)
-    request.app.state.limiter.take(client, "resets")
+    await request.app.state.limiter.take_async(client, "resets")
 
     def work() -> StepResult:
         blind = body.reward_mode == "hidden"
         episode = store.reset(task, body.seed, name, body.split, blind=blind, client=client)
         return blind_view(episode, episode.result())
 
-    return await run_engine(work, spec.cells)
+    # A reset settles with the shared limit store (when there is one): off the event loop.
+    return await run_engine(work, spec.cells, waits=store.counts.shared)
 
 
 async def serve_step(

@@ -1,12 +1,17 @@
 """The one rate limiter (`rate_limit.RateLimit`): a token bucket per client, in memory or in
-a SQLite file that several processes share."""
+the limit store several processes share (`limit_store`, here a SQLite file)."""
 
 from __future__ import annotations
 
 import pytest
 
 from dataclean_env.errors import RateLimited
-from dataclean_env.server.rate_limit import Buckets, RateLimit, SharedBuckets
+from dataclean_env.server.limit_store import LimitDatabase, SharedBuckets
+from dataclean_env.server.rate_limit import Buckets, RateLimit
+
+
+def shared_buckets(path, slot: int = 0) -> SharedBuckets:
+    return SharedBuckets(LimitDatabase(str(path), slot))
 
 
 class Clock:
@@ -20,7 +25,7 @@ class Clock:
 @pytest.mark.parametrize("shared", [False, True])
 def test_a_burst_then_the_refill_rate_per_client(tmp_path, shared: bool) -> None:
     clock = Clock()
-    buckets = SharedBuckets(str(tmp_path / "limits.sqlite3")) if shared else Buckets()
+    buckets = shared_buckets(tmp_path / "limits.sqlite3") if shared else Buckets()
     limit = RateLimit.per_hour("runs", 2, buckets, clock=clock)
     limit.take("a")
     limit.take("a")
@@ -41,9 +46,9 @@ def test_a_burst_then_the_refill_rate_per_client(tmp_path, shared: bool) -> None
 def test_processes_sharing_the_file_share_each_bucket(tmp_path) -> None:
     """Two processes' limiters (each its own connection to the file) spend one bucket."""
     clock = Clock()
-    path = str(tmp_path / "limits.sqlite3")
+    path = tmp_path / "limits.sqlite3"
     first, second = (
-        RateLimit("creations", 3, 0.5, SharedBuckets(path), clock=clock) for _ in range(2)
+        RateLimit("creations", 3, 0.5, shared_buckets(path, slot), clock=clock) for slot in (0, 1)
     )
     first.take("c")
     second.take("c")
@@ -58,9 +63,9 @@ def test_processes_sharing_the_file_share_each_bucket(tmp_path) -> None:
 
 
 def test_limits_of_other_names_keep_their_own_buckets(tmp_path) -> None:
-    path = str(tmp_path / "limits.sqlite3")
-    runs = RateLimit.per_hour("runs", 1, SharedBuckets(path))
-    submissions = RateLimit.per_hour("submissions", 1, SharedBuckets(path))
+    path = tmp_path / "limits.sqlite3"
+    runs = RateLimit.per_hour("runs", 1, shared_buckets(path, 0))
+    submissions = RateLimit.per_hour("submissions", 1, shared_buckets(path, 1))
     runs.take("c")
     submissions.take("c")
     with pytest.raises(RateLimited):
