@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from benchmark import PLANS  # noqa: E402
-from step_path import asgi_scope  # noqa: E402
+from step_path import call  # noqa: E402
 
 from dataclean_env.server.app import create_app  # noqa: E402
 from dataclean_env.server.routes import episodes  # noqa: E402
@@ -54,38 +54,21 @@ def engine_seconds() -> float:
     return _engine_cpu[0]
 
 
-async def http(app: Any, method: str, path: str, body: dict[str, Any]) -> bytes:
-    raw = json.dumps(body).encode()
-    scope = asgi_scope(app, method, path, raw)
-    sent = False
-    answer = bytearray()
-
-    async def receive() -> dict[str, Any]:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": raw, "more_body": False}
-        await asyncio.sleep(3600)
-        return {"type": "http.disconnect"}
-
-    async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            assert message["status"] == 200, message
-        elif message["type"] == "http.response.body":
-            answer.extend(message.get("body", b""))
-
-    await app(scope, receive, send)
-    return bytes(answer)
+async def http(app: Any, path: str, body: dict[str, Any]) -> bytes:
+    """One POST through the app (step_path's `call`), which must answer 200."""
+    status, answer = await call(app, path, body)
+    assert status == 200, (status, answer)
+    return answer
 
 
 async def rest_round(app: Any, n: int) -> int:
     requests = 0
     for task_id, plan in PLANS.items():
         body = {"episode_id": f"wire-{n}-{task_id}"}
-        await http(app, "POST", f"/reset/{task_id}", body)
+        await http(app, f"/reset/{task_id}", body)
         requests += 1
         for action in plan:
-            await http(app, "POST", f"/step/{task_id}", {**action, **body})
+            await http(app, f"/step/{task_id}", {**action, **body})
             requests += 1
     return requests
 

@@ -100,7 +100,7 @@ def _span(calls: list[Call]) -> tuple[int, int]:
 
 
 def asgi_scope(app: Any, method: str, path: str, raw: bytes) -> dict[str, Any]:
-    """An HTTP request's ASGI scope from 127.0.0.1 (also used by profile_wire.py)."""
+    """An HTTP request's ASGI scope from 127.0.0.1."""
     return {
         "type": "http",
         "asgi": {"version": "3.0"},
