@@ -1,18 +1,20 @@
 """Where engine time goes: cProfile of `Episode.step` on the original tasks and on a large
 table; prints a markdown section (top functions by own time, grouped by module).
 
-    uv run python scripts/profile_engine.py > profile.md
+    uv run python scripts/profile_engine.py --write   # docs/PROFILE.md, every section
     uv run python scripts/profile_engine.py --rows 20000
     uv run python scripts/profile_engine.py --rows 0 --by-operation   # small tables only
 
-Used for the before/after profiles in docs/PROFILE.md. Every episode is on an unshared copy
-of its task, so every step is computed (none is taken over from an earlier episode).
+Every episode is on an unshared copy of its task, so every step is computed (none is taken
+over from an earlier episode).
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import datetime
+import os
 import pstats
 import statistics
 import sys
@@ -25,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from benchmark import PLANS, tiled_task, unshared  # noqa: E402
+from benchmark import PLANS, machine, tiled_task, unshared  # noqa: E402
 
 from dataclean_env.engine.episode import Episode  # noqa: E402
 from dataclean_env.schemas import Action  # noqa: E402
@@ -50,7 +52,7 @@ def report(profile: cProfile.Profile, title: str, steps: int, top: int) -> list[
     for (filename, _, _), row in stats.stats.items():
         by_area[area(filename)] += row[2]
     lines = [
-        f"### {title}",
+        f"## {title}",
         "",
         f"{steps} steps profiled, {total * 1e6 / steps:.0f} µs own time per step (cProfile "
         "slows Python code more than C code; read the shares, not the absolute times).",
@@ -99,7 +101,7 @@ def by_operation(episodes: int) -> list[str]:
                 wall[action.operation].append(1e6 * (time.perf_counter() - start))
                 cpu[action.operation].append(1e6 * (time.thread_time() - start_cpu))
     lines = [
-        "### Time per operation, the four original tasks (wall and CPU µs)",
+        "## Time per operation, the four original tasks (wall and CPU µs)",
         "",
         "| operation | steps | median wall | p95 wall | median CPU | p95 CPU |",
         "|---|---|---|---|---|---|",
@@ -128,6 +130,29 @@ def profile_rows(rows: int) -> tuple[cProfile.Profile, int]:
     return profile, steps
 
 
+PROFILE = ROOT / "docs" / "PROFILE.md"
+COMMAND = "uv run python scripts/profile_engine.py --write"
+
+
+def header(episodes: int, rows: int) -> list[str]:
+    """The page's title and how it was made (`--write`)."""
+    load = os.getloadavg()[0]
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return [
+        "# Engine profiles",
+        "",
+        f"Produced by `{COMMAND}` on {when}. Machine: {machine()}; load average (1 min) "
+        f"{load:.1f} at the start.",
+        "",
+        f"cProfile of `Episode.step` alone: {episodes} rounds of the original tasks' reference "
+        "plans, each episode on a new copy of its task (every step computed), then the hard "
+        f"task's plan on its table tiled to {rows:,} rows. The time per operation is measured "
+        "without the profiler. What would remove the time: [DESIGN.md](DESIGN.md#performance); "
+        "the rates it gives: [BENCHMARKS.md](BENCHMARKS.md).",
+        "",
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--episodes", type=int, default=50)
@@ -136,15 +161,25 @@ def main() -> int:
     parser.add_argument(
         "--by-operation", action="store_true", help="also time each operation, unprofiled"
     )
+    parser.add_argument(
+        "--write", action="store_true", help=f"every section, written to {PROFILE.name}"
+    )
     args = parser.parse_args()
+    if args.write:
+        args.by_operation, args.rows = True, args.rows or 20_000
+    lines = header(args.episodes, args.rows) if args.write else []
     profile, steps = profile_fixed(args.episodes)
-    lines = report(profile, "The four original tasks (20-60 rows)", steps, args.top)
+    lines += report(profile, "The four original tasks (20-60 rows)", steps, args.top)
     if args.by_operation:
         lines += by_operation(args.episodes)
     if args.rows:  # --rows 0: the small tables only
         profile, steps = profile_rows(args.rows)
         lines += report(profile, f"The hard task tiled to {args.rows:,} rows", steps, args.top)
-    print("\n".join(lines))
+    text = "\n".join(lines)
+    if args.write:
+        PROFILE.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+    else:
+        print(text)
     return 0
 
 
