@@ -1,18 +1,23 @@
 """One episode: a task's table, the accepted steps so far, and the step budget.
 
-Every door (REST, in-process, later OpenEnv) ends in `Episode.step`. A step either commits
-a new table and history entry, or raises a typed error and leaves the episode exactly as it
-was. Callers serialise steps on one episode with `episode.lock`.
+Every door (REST, in-process, later OpenEnv) ends in `Episode.step`, which runs the step as
+one pure function and commits what it computed:
+
+    next_step: resolve -> check -> apply -> snapshot -> profile -> grade -> observe
+    Episode._commit: set what the step computed; keep it only if its result serialises
+
+A step either commits a new table and history entry, or raises a typed error and leaves the
+episode exactly as it was. Callers serialise steps on one episode with `episode.lock`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import threading
 import weakref
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -22,7 +27,7 @@ from dataclean_env.engine.limits import EngineLimits, TableBudget, check_paramet
 from dataclean_env.engine.observation import SAMPLE_ROWS, table_summary
 from dataclean_env.engine.profiles import column_profiles
 from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.step_memory import MAX_TABLE_CELLS, Key, StepMemory, Transition
+from dataclean_env.engine.step_memory import MAX_TABLE_CELLS, StepMemory, Transition
 from dataclean_env.engine.values import Kind
 from dataclean_env.errors import (
     EnvError,
@@ -65,18 +70,6 @@ def available_operations(allowed: tuple[str, ...]) -> list[str]:
     return list(allowed) + aliases
 
 
-class _Planned(NamedTuple):
-    """An action resolved, checked and computed, not yet committed (see `Episode._plan`)."""
-
-    op: Any
-    parameters: dict[str, Any]
-    labelled: frozenset[str]
-    size: int  # the parameters' bytes, counted against the history's limit
-    memory_key: Key | None  # where the step memory keeps the step, if it should
-    step: Transition
-    budget: Any
-
-
 class Episode:
     def __init__(
         self,
@@ -100,8 +93,6 @@ class Episode:
         # "refusal_budget" (truncated); None while it runs.
         self.end_reason: str | None = None
         self.refusals = 0  # refused actions so far
-        self.score = 0.0  # the reward total at full precision (set by _grade)
-        self.exact = False  # the table equals gold and no penalty applies
         self.lock = threading.Lock()
         self.last_used = 0.0  # set by the store that holds the episode
         self.blind = False  # reward_mode="hidden": the doors hide the score until done
@@ -115,16 +106,19 @@ class Episode:
         # Steps from a small table are shared, through the step memory the episode's maker
         # gives (None: every step is computed), with the other episodes that take them; a
         # large table would hold too much memory.
-        self._memory = memory
         small = opening.snapshot.n_rows * len(opening.snapshot.columns) <= MAX_TABLE_CELLS
-        self._shares = memory is not None and small
+        self._memory = memory if small else None
         self._window = (0, SAMPLE_ROWS)  # the rows observations sample; show_rows moves it
         self._query_result: QueryResult | None = None  # the last step's, if it was a query
         self._summary = opening.summary
         self._profiles = opening.profiles
         self._view: Any = opening.view  # what the grader indexed of the table
         self._scores = opening.scores
-        self.reward = self._grade()
+        # The reward object, its total at full precision, and whether the table equals gold
+        # with no penalty.
+        self.reward, self.score, self.exact = _reward(
+            task.grader, self._scores, self.history, self.spec.max_steps
+        )
         self.last_message = "Episode started. " + self.spec.description
         self.limits = limits or default_limits()
         shared = opening.budget.limits == self.limits  # then steps share their budgets too
@@ -141,7 +135,7 @@ class Episode:
                 f"episode {self.episode_id!r} is finished; reset to start a new one"
             )
         try:
-            return self._apply(action)
+            return self._commit(next_step(self, action))
         except ServerFault:
             raise
         except EnvError:
@@ -159,160 +153,49 @@ class Episode:
         if self.done:
             return EpisodeFinished(f"episode {self.episode_id!r} is finished")
         try:
-            planned = self._plan(action)
+            next_step(self, action)
         except ServerFault:
             raise
         except EnvError as exc:
             return exc
-        self._remember(planned)
         return None
 
-    def _apply(self, action: Action) -> StepResult:
-        planned = self._plan(action)
-        op, step = planned.op, planned.step
-        # ── commit, all or nothing: a step commits only if its result can be served ──
+    # ── the commit: all or nothing ─────────────────────────────────────────
+    def _commit(self, step: Step) -> StepResult:
+        """Set what `next_step` computed; a step commits only if its result can be served
+        (the answer every door sends must serialise: it is written now, and kept)."""
         saved = self._committed()
+        self.history.append(step.record)
+        self.messages.append(step.message)
+        self._history_bytes += step.size
+        self.labelled, self._budget, self._table = step.labelled, step.budget, step.table
+        change = step.change
+        self._snapshot, self._profiles = change.after, change.profiles
+        self._scores, self._view = change.scores, change.view
+        self._window, self._query_result, self._summary = step.window, step.query, step.summary
+        self.done, self.end_reason = step.end_reason is not None, step.end_reason
+        self.reward, self.score, self.exact = step.graded
+        self.last_message = step.last_message
         try:
-            self.labelled = planned.labelled
-            served = self._commit(op, planned.parameters, step)
-            served.json_bytes()  # the answer every door sends must be serialisable (kept)
+            served = self.result()
+            served.json_bytes()
         except Exception as exc:
             self._restore(saved)
             if isinstance(exc, EnvError):
                 raise
-            log.exception("step %s failed after the operation ran; rolled back", op.name)
-            raise ServerFault(f"{op.name} could not be applied; nothing changed") from exc
-        self._remember(planned)
-        self._budget = planned.budget
-        self._history_bytes += planned.size
+            log.exception(
+                "step %s failed after the operation ran; rolled back", step.record.operation
+            )
+            raise ServerFault(
+                f"{step.record.operation} could not be applied; nothing changed"
+            ) from exc
         return served
-
-    def _plan(self, action: Action) -> _Planned:
-        """Resolve and check the action and compute its step (or take it from the step
-        memory), changing nothing; raises EnvError if the action is refused."""
-        op, params = resolve(action.operation, action.parameters)
-        if op.name not in self.spec.operations:
-            raise OperationNotAllowed(
-                f"operation {op.name!r} is not available in task {self.spec.task_id!r}; "
-                f"available: {', '.join(self._operations)}"
-            )
-        labelled = self._labelled_after(params) if op.name == LABEL_OPERATION else self.labelled
-        parameters = params.model_dump(exclude_none=True)
-        history = tuple(record.operation for record in self.history)
-        text, size = check_parameters(parameters, self.limits, self._history_bytes)
-        # Only phased tasks' operations read the history. Parameters that JSON would not
-        # give back as they are (a tuple, a number as a key: in-process callers only) are
-        # not the parameters another episode's same text stood for.
-        key = (id(self._snapshot), op.name, text, history if self.spec.phases else ())
-        shared = self._shares and json.loads(text) == parameters
-        memory = self._memory if shared else None
-        known = None if memory is None else memory.get(self.task, self._snapshot, key)
-        step = known if known is not None else self._transition(op, params, history)
-        if step.budget_before is self._budget:  # this budget admitted the table before
-            budget = step.budget_after
-        else:  # a step another episode took, under other limits
-            budget = self._budget.admit(step.after)
-        remember = memory is not None and known is None and step.after is not step.before
-        return _Planned(op, parameters, labelled, size, key if remember else None, step, budget)
-
-    def _remember(self, planned: _Planned) -> None:
-        if planned.memory_key is not None and self._memory is not None:
-            self._memory.remember(planned.memory_key, planned.step)
-
-    def _transition(self, op: Any, params: Any, history: tuple[str, ...]) -> Transition:
-        """Apply the operation to the committed table, and read out, admit (TooLarge),
-        profile and grade the table it gives; the episode itself is left as it is."""
-        before = self._snapshot
-        context = OpContext(
-            self.spec.target_schema,
-            before,
-            protected_columns=self.spec.protected_columns,
-            allowed_operations=self._allowed,
-            history=history,
-            deadline=self.limits.deadline(),
-            clean_rows=self._clean_rows() if op.name == LABEL_OPERATION else None,
-        )
-        try:
-            # A lazy operation reads the snapshot only: it gets the table as it is, unbuilt.
-            given = self._table if op.lazy else self.table
-            result = op.apply(given, params, context)
-        except EnvError:
-            raise
-        except Exception as exc:  # a pandas corner we did not foresee: refuse, never 500
-            log.exception("operation %s failed unexpectedly", op.name)
-            raise ServerFault(f"{op.name} could not be applied: {exc}") from exc
-        # An operation that hands back the table it was given changed nothing (`self.table`
-        # may have just built a deferred `_table`: compare with what the operation got).
-        if result.output is given:
-            unchanged = (before, self._profiles, self._scores, self._view)
-            task = weakref.ref(self.task)
-            return Transition(task, before, result, *unchanged, self._budget, self._budget)
-        after = _servable(result)
-        budget = self._budget.admit(after)
-        try:
-            profiles = column_profiles(after, (before, self._profiles))
-            scores, view = _graded(self.task, after, self._view)
-        except Exception as exc:
-            log.exception("step %s failed after the operation ran", op.name)
-            raise ServerFault(f"{op.name} could not be applied; nothing changed") from exc
-        return Transition(
-            weakref.ref(self.task),
-            before,
-            result,
-            after,
-            profiles,
-            scores,
-            view,
-            self._budget,
-            budget,
-        )
-
-    def _labelled_after(self, params: Any) -> frozenset[str]:
-        """The rows labelled once this `label` step is taken, or the refusal: no labels on
-        this episode, or more rows than the budget has left (a row labelled before is free)."""
-        if self.label_budget <= 0 or getattr(self.task.grader, "clean_rows", None) is None:
-            raise LabelsNotOffered(f"episode {self.episode_id!r} offers no labels (label budget 0)")
-        labelled = self.labelled | {str(key_text(k)) for k in params.row_ids}
-        if len(labelled) > self.label_budget:
-            raise LabelBudgetExceeded(
-                f"labelling these rows would use {len(labelled)} labels; the budget is "
-                f"{self.label_budget} and {len(self.labelled)} are used"
-            )
-        return labelled
-
-    def _clean_rows(self) -> Any:
-        return getattr(self.task.grader, "clean_rows", None) if self.label_budget > 0 else None
-
-    # ── the commit: all or nothing (see step) ──────────────────────────────
-    def _commit(self, op: Any, parameters: dict[str, Any], step: Transition) -> StepResult:
-        result = step.result
-        record = ActionRecord(op.name, parameters, op.rank, op.repeatable)
-        self.history.append(record)
-        self.messages.append(result.message)
-        changed = step.after is not self._snapshot
-        if changed:  # the table changed: its profiles and grading come with the step
-            self._table, self._snapshot = result.output, step.after
-            self._profiles, self._scores, self._view = step.profiles, step.scores, step.view
-        if result.view is not None:
-            self._window = result.view
-        self._query_result = result.query_result
-        if changed or result.view is not None:
-            self._summary = table_summary(step.after, self._window)
-        if op.ends_episode:
-            self.done, self.end_reason = True, "finished"
-        elif len(self.history) >= self.spec.max_steps:
-            self.done, self.end_reason = True, "step_budget"
-        self.reward = self._grade()
-        self.last_message = result.message
-        if self.end_reason == "step_budget":
-            self.last_message += " Step budget used up; episode finished."
-        return self.result()
 
     # Everything a step may change (history and messages only grow: their lengths suffice).
     _COMMITTED = (
         "_table", "_snapshot", "_scores", "_window", "_summary", "done", "reward",
         "last_message", "end_reason", "score", "exact", "_profiles", "_view", "labelled",
-        "_query_result",
+        "_query_result", "_budget", "_history_bytes",
     )  # fmt: skip
 
     def _committed(self) -> tuple[Any, ...]:
@@ -324,19 +207,6 @@ class Episode:
         for name, value in zip(self._COMMITTED, state, strict=True):
             setattr(self, name, value)
         del self.history[n_history:], self.messages[n_messages:]
-
-    def _grade(self) -> Reward:
-        """The reward object (4 places, as the contract says); `score` keeps full precision,
-        so a small fix on a large table still changes it."""
-        reward = self.task.grader.combine(self._scores, self.history, self.spec.max_steps)
-        self.score = reward["total"]
-        self.exact = reward["penalty"] <= FLOOR and all(v >= 1.0 for v in self._scores.values())
-        # Built, not validated: the values come from the grader, already of the right types,
-        # and validating them again on every step costs more than the grading itself. Every
-        # field is passed (absent components as None, their default) so that no default
-        # need be looked up; the fields set stay the grader's.
-        values = reward_object(reward)
-        return built(Reward, {**_ABSENT_COMPONENTS, **values}, set(values))
 
     # ── views ─────────────────────────────────────────────────────────────
     @property
@@ -445,6 +315,219 @@ class Episode:
             ],
             repair=self.repair(),
         )
+
+
+# ── the step, as one pure function ─────────────────────────────────────────
+class Step(NamedTuple):
+    """What one action does to an episode, computed by `next_step` and not yet committed:
+    the values `Episode._commit` sets."""
+
+    record: ActionRecord  # appended to the history
+    message: str  # the operation's, appended to the messages
+    size: int  # the parameters' bytes, counted against the history's limit
+    labelled: frozenset[str]
+    change: Transition  # the table after the step, read out, profiled and graded
+    table: Table  # the operation's output, or the episode's table if nothing changed
+    budget: TableBudget  # the table's budget under the episode's limits
+    window: tuple[int, int]
+    query: QueryResult | None
+    summary: dict[str, Any]
+    end_reason: str | None
+    graded: tuple[Reward, float, bool]  # the reward object, its exact total, exact
+    last_message: str
+
+
+class _Checked(NamedTuple):
+    """An action resolved and allowed, its parameters within the limits."""
+
+    op: Any
+    params: Any  # validated
+    record: ActionRecord
+    text: str  # the parameters as JSON
+    size: int
+    labelled: frozenset[str]
+    history: tuple[str, ...]  # the operations before it
+
+
+def next_step(episode: Episode, action: Action) -> Step:
+    """What `action` does to `episode`, computed and not committed: resolve -> check ->
+    apply -> snapshot -> profile -> grade -> observe. It changes nothing it is given (the
+    step memory, a cache, may remember the step; a deferred table may get built); it raises
+    EnvError if the action is refused."""
+    op, params = resolve(action.operation, action.parameters)
+    checked = _check(episode, op, params)
+    change = _table_step(episode, checked)  # apply -> snapshot -> profile -> grade the table
+    budget = _admitted(episode, change)
+    try:
+        history = [*episode.history, checked.record]
+        graded = _reward(episode.task.grader, change.scores, history, episode.spec.max_steps)
+        return _observe(episode, checked, change, budget, graded)
+    except EnvError:
+        raise
+    except Exception as exc:
+        raise _fault(op) from exc
+
+
+def _check(episode: Episode, op: Any, params: Any) -> _Checked:
+    """The refusal, if `op` is not the task's, or its parameters are not within the
+    limits, or it labels more rows than the budget allows."""
+    spec = episode.spec
+    if op.name not in spec.operations:
+        raise OperationNotAllowed(
+            f"operation {op.name!r} is not available in task {spec.task_id!r}; "
+            f"available: {', '.join(episode._operations)}"
+        )
+    labelled = _labelled_after(episode, params) if op.name == LABEL_OPERATION else episode.labelled
+    parameters = params.model_dump(exclude_none=True)
+    text, size = check_parameters(parameters, episode.limits, episode._history_bytes)
+    record = ActionRecord(op.name, parameters, op.rank, op.repeatable)
+    history = tuple(r.operation for r in episode.history)
+    return _Checked(op, params, record, text, size, labelled, history)
+
+
+def _table_step(episode: Episode, checked: _Checked) -> Transition:
+    """The table the step gives, read out, profiled and graded: computed, or the step the
+    memory holds (another episode took it from this very table)."""
+    compute = partial(_computed, episode, checked)
+    if episode._memory is None:
+        return compute()
+    record = checked.record
+    history = checked.history if episode.spec.phases else ()  # the only ones that read it
+    return episode._memory.lookup(
+        episode.task, episode._snapshot, record.operation, record.parameters, checked.text,
+        history, compute,
+    )  # fmt: skip
+
+
+def _computed(episode: Episode, checked: _Checked) -> Transition:
+    """apply -> snapshot -> profile -> grade: the operation applied to the committed table,
+    and the table it gives read out, admitted (TooLarge), profiled and graded."""
+    op, before = checked.op, episode._snapshot
+    given, result = _apply(episode, checked)
+    task = weakref.ref(episode.task)
+    # An operation that hands back the table it was given changed nothing (`episode.table`
+    # may have just built a deferred table: compare with what the operation got).
+    if result.output is given:
+        unchanged = (before, episode._profiles, episode._scores, episode._view)
+        return Transition(task, before, result, *unchanged, episode._budget, episode._budget)
+    after = _servable(result)
+    budget = episode._budget.admit(after)
+    try:
+        profiles = column_profiles(after, (before, episode._profiles))
+        scores, view = _graded(episode.task, after, episode._view)
+    except Exception as exc:
+        raise _fault(op) from exc
+    return Transition(task, before, result, after, profiles, scores, view, episode._budget, budget)
+
+
+def _apply(episode: Episode, checked: _Checked) -> tuple[Table, OpResult]:
+    """The table the operation is given, and its result."""
+    op, spec = checked.op, episode.spec
+    labels = op.name == LABEL_OPERATION and episode.label_budget > 0
+    context = OpContext(
+        spec.target_schema,
+        episode._snapshot,
+        protected_columns=spec.protected_columns,
+        allowed_operations=episode._allowed,
+        history=checked.history,
+        deadline=episode.limits.deadline(),
+        clean_rows=getattr(episode.task.grader, "clean_rows", None) if labels else None,
+    )
+    try:
+        # A lazy operation reads the snapshot only: it gets the table as it is, unbuilt.
+        given = episode._table if op.lazy else episode.table
+        return given, op.apply(given, checked.params, context)
+    except EnvError:
+        raise
+    except Exception as exc:  # a pandas corner we did not foresee: refuse, never 500
+        log.exception("operation %s failed unexpectedly", op.name)
+        raise ServerFault(f"{op.name} could not be applied: {exc}") from exc
+
+
+def _admitted(episode: Episode, change: Transition) -> TableBudget:
+    """The step's table under the episode's own limits (TooLarge if it is not within them)."""
+    if change.budget_before is episode._budget:  # this budget admitted the table before
+        budget: TableBudget = change.budget_after
+        return budget
+    return episode._budget.admit(change.after)  # a step another episode took, other limits
+
+
+def _reward(
+    grader: Any, scores: dict[str, float], history: list[ActionRecord], max_steps: int
+) -> tuple[Reward, float, bool]:
+    """The reward object (4 places, as the contract says), its total at full precision (so
+    a small fix on a large table still changes it), and whether the table equals gold with
+    no penalty."""
+    reward = grader.combine(scores, history, max_steps)
+    exact = reward["penalty"] <= FLOOR and all(v >= 1.0 for v in scores.values())
+    # Built, not validated: the values come from the grader, already of the right types,
+    # and validating them again on every step costs more than the grading itself. Every
+    # field is passed (absent components as None, their default) so that no default
+    # need be looked up; the fields set stay the grader's.
+    values = reward_object(reward)
+    return built(Reward, {**_ABSENT_COMPONENTS, **values}, set(values)), reward["total"], exact
+
+
+def _observe(
+    episode: Episode,
+    checked: _Checked,
+    change: Transition,
+    budget: TableBudget,
+    graded: tuple[Reward, float, bool],
+) -> Step:
+    """The step with what the agent observes after it: the table's summary at the rows
+    shown, the message, and whether the episode ended."""
+    op, result = checked.op, change.result
+    changed = change.after is not change.before
+    window = episode._window if result.view is None else result.view
+    summary = episode._summary
+    if changed or result.view is not None:
+        summary = table_summary(change.after, window)
+    end_reason = None
+    if op.ends_episode:
+        end_reason = "finished"
+    elif len(episode.history) + 1 >= episode.spec.max_steps:
+        end_reason = "step_budget"
+    message = result.message
+    if end_reason == "step_budget":
+        message += " Step budget used up; episode finished."
+    table = result.output if changed else episode._table
+    return Step(
+        checked.record,
+        result.message,
+        checked.size,
+        checked.labelled,
+        change,
+        table,
+        budget,
+        window,
+        result.query_result,
+        summary,
+        end_reason,
+        graded,
+        message,
+    )
+
+
+def _labelled_after(episode: Episode, params: Any) -> frozenset[str]:
+    """The rows labelled once this `label` step is taken, or the refusal: no labels on
+    this episode, or more rows than the budget has left (a row labelled before is free)."""
+    grader = episode.task.grader
+    if episode.label_budget <= 0 or getattr(grader, "clean_rows", None) is None:
+        raise LabelsNotOffered(f"episode {episode.episode_id!r} offers no labels (label budget 0)")
+    labelled = episode.labelled | {str(key_text(k)) for k in params.row_ids}
+    if len(labelled) > episode.label_budget:
+        raise LabelBudgetExceeded(
+            f"labelling these rows would use {len(labelled)} labels; the budget is "
+            f"{episode.label_budget} and {len(episode.labelled)} are used"
+        )
+    return labelled
+
+
+def _fault(op: Any) -> ServerFault:
+    """A failure after the operation ran: the server's fault, and nothing changed."""
+    log.exception("step %s failed after the operation ran", op.name)
+    return ServerFault(f"{op.name} could not be applied; nothing changed")
 
 
 @dataclass(frozen=True)

@@ -16,16 +16,20 @@ environment one for all its rollouts; an episode without one computes every step
 
 Keys hold the table's snapshot object itself (not a copy of its contents): looking a step
 up costs a dict lookup, and a snapshot is only ever reached by taking the same steps from
-the same opening. Only steps that changed a small table are remembered (`Episode` decides),
-and the memory is bounded by an estimate of the bytes its entries hold (their tables' cells
-and text, their parameters' text) and by entries, least recently used out first.
+the same opening. An episode asks once per step (`lookup`: the step remembered, or else
+computed and remembered); only steps that changed a small opening's table are remembered
+(an episode of a large one is given no memory), and the memory is bounded by an estimate
+of the bytes its entries hold (their tables' cells and text, their parameters' text) and
+by entries, least recently used out first.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from dataclean_env.engine.snapshot import Snapshot
@@ -84,6 +88,33 @@ class StepMemory:
     @property
     def weight(self) -> int:
         return self._weight
+
+    def lookup(
+        self,
+        task: Any,
+        before: Snapshot,
+        operation: str,
+        parameters: dict[str, Any],
+        text: str,
+        history: tuple[str, ...],
+        compute: Callable[[], Transition],
+    ) -> Transition:
+        """The step `operation` with `parameters` (`text` is their JSON) takes from the table
+        `before`, after the operations `history` (on a phased task, else ()): the one an
+        episode of `task` took, or else `compute()`'s, remembered if it changed the table.
+        Parameters JSON would not give back as they are (a tuple, a number as a key:
+        in-process callers only) are not the parameters another episode's same text stood
+        for: their step is computed, and not remembered."""
+        if json.loads(text) != parameters:
+            return compute()
+        key = (id(before), operation, text, history)
+        known = self.get(task, before, key)
+        if known is not None:
+            return known
+        step = compute()
+        if step.after is not step.before:
+            self.remember(key, step)
+        return step
 
     def get(self, task: Any, before: Snapshot, key: Key) -> Transition | None:
         """The step of `key`, if an episode of `task` took it from the table `before`."""
