@@ -25,8 +25,9 @@ class EnvProtocol(Protocol):
       envelope, an unknown or disallowed operation, parameters the table cannot take, a
       step after the end): the answer is the unchanged episode, its table untouched and no
       step counted, with the reason in `observation.message` and `info["error"]`
-      (`{"code", "detail"}`); it earns nothing and counts against the refusal allowance.
-      A step before any reset resets first.
+      (`{"code", "detail"}`). It earns nothing; a refused operation counts against the
+      refusal allowance (a malformed envelope and a step after the end do not). A step
+      before any reset resets first.
     * `state()` is the episode's bookkeeping: id, task, seed, split, steps, the reward and
       the history of accepted operations.
     * `close()` releases what the environment holds (a connection); it plays no more.

@@ -2,7 +2,7 @@
 
 One connection is one episode at a time; a reset starts the next on the same connection.
 Each answer is read back into the REST `StepResult` the in-process `DataCleaningEnv` gives,
-field for field, so a caller cannot tell the two apart (`tests/unit/test_env_protocol.py`).
+field for field, so a caller cannot tell the two apart (`tests/api/test_remote.py`).
 
 A malformed envelope never reaches the server: OpenEnv's client checks the action against
 `CleaningAction`, which parses it as the engine does. It is answered here as the engine
