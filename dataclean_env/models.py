@@ -144,7 +144,8 @@ class CleaningState(OpenEnvState):
     shape: list[int] = Field(default_factory=list)
     reward: Reward | None = None
     history: list[HistoryEntry] = Field(default_factory=list)
-    repair: dict[str, float] | None = None  # real tables: exact precision, recall, F1
+    # Real tables: exact precision, recall, F1 and cells changed (an int, as REST says it).
+    repair: dict[str, float | int] | None = None
 
 
 # The REST observation's field descriptions, so /schema explains itself like /docs does.

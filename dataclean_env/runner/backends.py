@@ -1,29 +1,30 @@
-"""Where an episode runs: in this process, or on a server over OpenEnv's /ws.
+"""Where the runner's episodes run: any `protocol.EnvProtocol`, seen as the loop reads it.
 
-Both adapters answer with the same `Step`: the observation an agent sees (the REST
-observation's fields, nothing more), the episode's absolute score and its components, and
-the error of a refused action. So the loop, the agents and the log lines cannot tell them
-apart, and one script evaluates a checkout or a deployed Space alike.
+`Backend` is a thin adaptor, for two things the protocol does not say: the runner names an
+episode by its `EpisodeKey` (task, seed, split), and its agents and log lines read a `Step`,
+the observation as a plain dict (the REST observation's fields, nothing more) beside the
+episode's score and the refused action's reason. `LocalBackend` wraps this process's
+`DataCleaningEnv`, `RemoteBackend` a server's `RemoteDataCleaningEnv`: both answer the same
+`StepResult`, so the loop, the agents and the log lines cannot tell them apart, and one
+script evaluates a checkout or a deployed Space alike.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, Protocol
-from urllib.parse import urlencode
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from dataclean_env.engine.doors import attempt, start_episode
 from dataclean_env.engine.episode import Episode
 from dataclean_env.engine.limits import EngineLimits
 from dataclean_env.engine.step_memory import StepMemory
-from dataclean_env.errors import describe
+from dataclean_env.in_process import DataCleaningEnv
+from dataclean_env.protocol import EnvProtocol
 from dataclean_env.runner.selection import EpisodeKey
-from dataclean_env.schemas import Observation, StepResult, graded
+from dataclean_env.schemas import StepResult
 from dataclean_env.tasks import TaskRegistry
 
-OBSERVATION_FIELDS = frozenset(Observation.model_fields)
+if TYPE_CHECKING:
+    from dataclean_env.remote import RemoteDataCleaningEnv
 
 
 @dataclass(frozen=True)
@@ -37,67 +38,14 @@ class Step:
     labels_used: int | None = None  # labelled variants: rows `label` revealed so far
 
 
-class Backend(Protocol):
-    def reset(self, key: EpisodeKey) -> Step: ...
-
-    def step(self, action: dict[str, Any]) -> Step: ...
-
-    def rows_lost(self) -> int | None:
-        """Gold rows missing from the table now; None where the harness cannot see it."""
-        ...
-
-    def close(self) -> None: ...
-
-
-class LocalBackend:
-    """The engine in this process (`Episode`, as `environment.DataCleaningEnv` uses it)."""
-
-    def __init__(
-        self,
-        registry: TaskRegistry,
-        limits: EngineLimits | None = None,
-        memory: StepMemory | None = None,
-    ):
-        self.registry = registry
-        self.limits = limits  # None: the engine's, time limit included
-        self.memory = memory  # the step memory its episodes share (None: every step computed)
-        self.episode: Episode | None = None
-
-    def reset(self, key: EpisodeKey) -> Step:
-        episode_id = f"{key.task_id}-{key.split}-{key.seed}"
-        self.episode = start_episode(
-            self.registry,
-            key.task_id,
-            key.seed,
-            key.split,
-            episode_id,
-            self.limits,
-            self.memory,
-        )
-        return _local_step(self.episode.result())
-
-    def step(self, action: dict[str, Any]) -> Step:
-        return _local_step(attempt(self._current(), action))
-
-    def rows_lost(self) -> int | None:
-        episode = self._current()
-        return episode.task.grader.gold_rows_missing(episode.snapshot)
-
-    def close(self) -> None:
-        self.episode = None
-
-    def _current(self) -> Episode:
-        if self.episode is None:
-            raise RuntimeError("reset the environment before stepping it")
-        return self.episode
-
-
-def _local_step(result: StepResult) -> Step:
+def seen(result: StepResult) -> Step:
+    """`result` as the loop reads it. A blind episode's reward is None until its end; the
+    loop and the log lines want a number, so it reads 0 until then."""
     error = result.info.get("error")
     return Step(
         observation=result.observation.model_dump(mode="json"),
-        score=graded(result).total,
-        components=graded(result).model_dump(),
+        score=result.reward.total if result.reward is not None else 0.0,
+        components=result.reward.model_dump() if result.reward is not None else {},
         done=result.done,
         error=error["detail"] if error else None,
         repair=result.info.get("repair"),
@@ -105,55 +53,69 @@ def _local_step(result: StepResult) -> Step:
     )
 
 
-class RemoteBackend:
-    """A server's /ws endpoint (each connection is one episode; a reset starts the next).
-    The server is asked for absolute rewards, so the score is what the loop reads."""
+class Backend:
+    """An environment playing the runner's episode keys."""
+
+    def __init__(self, env: EnvProtocol):
+        self.env = env
+
+    def reset(self, key: EpisodeKey) -> Step:
+        return seen(self.env.reset(key.seed, self.episode_id(key), key.split, key.task_id))
+
+    def step(self, action: dict[str, Any]) -> Step:
+        return seen(self.env.step(action))
+
+    def episode_id(self, key: EpisodeKey) -> str | None:
+        """The id the episode of `key` is started under (None: the environment's choice)."""
+        return None
+
+    def rows_lost(self) -> int | None:
+        """Gold rows missing from the table now; None where the harness cannot see it."""
+        return None
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class LocalBackend(Backend):
+    """The engine in this process (`DataCleaningEnv`), where gold is in reach."""
+
+    env: DataCleaningEnv
+
+    def __init__(
+        self,
+        registry: TaskRegistry,
+        limits: EngineLimits | None = None,
+        memory: StepMemory | None = None,
+    ):
+        # limits None: the engine's, time limit included; memory None: every step computed.
+        first = registry.task_ids()[0]  # replaced by each key's task at its reset
+        super().__init__(DataCleaningEnv(first, registry=registry, memory=memory, limits=limits))
+
+    @property
+    def episode(self) -> Episode | None:
+        return self.env.episode
+
+    def episode_id(self, key: EpisodeKey) -> str:
+        return f"{key.task_id}-{key.split}-{key.seed}"
+
+    def rows_lost(self) -> int | None:
+        episode = self.env.episode
+        if episode is None:
+            raise RuntimeError("reset the environment before reading it")
+        return episode.task.grader.gold_rows_missing(episode.snapshot)
+
+
+class RemoteBackend(Backend):
+    """A server's /ws endpoint (each connection is one episode; a reset starts the next)."""
+
+    env: RemoteDataCleaningEnv
 
     def __init__(self, base_url: str, message_timeout_s: float = 60.0, home_of: str | None = None):
         # Imported here: openenv's client package pulls in gradio (~10 s), which in-process
         # runs should not pay for.
-        from dataclean_env.client import DataCleaningClient
+        from dataclean_env.remote import RemoteDataCleaningEnv
 
-        client = DataCleaningClient(base_url=base_url, message_timeout_s=message_timeout_s)
-        if home_of is not None:  # behind the balancer, the socket opens on that episode's home
-            client._ws_url = f"{client._ws_url}?{urlencode({'episode_id': home_of})}"
-        self._client = client.sync()
-        self._client.connect()
-        self._last: Step | None = None
-
-    def reset(self, key: EpisodeKey) -> Step:
-        options: dict[str, Any] = {"task_id": key.task_id, "split": key.split}
-        if key.seed is not None:
-            options["seed"] = key.seed
-        self._last = _remote_step(self._client.reset(reward_mode="absolute", **options))
-        return self._last
-
-    def step(self, action: dict[str, Any]) -> Step:
-        if self._last is None:
-            raise RuntimeError("reset the environment before stepping it")
-        try:
-            self._last = _remote_step(self._client.step(action))
-        except ValidationError as error:  # refused by the client before it is sent
-            return replace(self._last, error=describe(error, "action"))
-        return self._last
-
-    def rows_lost(self) -> int | None:
-        return None
-
-    def close(self) -> None:
-        self._client.close()
-
-
-def _remote_step(result: Any) -> Step:
-    observation = result.observation
-    error = observation.info.get("error")
-    components = observation.score_components
-    return Step(
-        observation=observation.model_dump(mode="json", include=OBSERVATION_FIELDS),
-        score=observation.score,
-        components=components.model_dump() if components is not None else {},
-        done=result.done,
-        error=error["detail"] if error else None,
-        repair=observation.info.get("repair"),
-        labels_used=observation.info.get("labels_used"),
-    )
+        super().__init__(
+            RemoteDataCleaningEnv(base_url, message_timeout_s=message_timeout_s, home_of=home_of)
+        )

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dataclean_env.agents.reference import AgentFactory
-from dataclean_env.runner.backends import RemoteBackend, Step, _remote_step
+from dataclean_env.runner.backends import RemoteBackend, Step, seen
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.results import EpisodeResult
 from dataclean_env.runner.selection import EpisodeKey
@@ -42,22 +42,19 @@ class JoinedEpisodes(RemoteBackend):
         # names the first and reaches it behind the balancer (`/ws?episode_id=`).
         super().__init__(base_url, home_of=next(iter(episode_ids.values()), None))
         self.episode_ids = episode_ids
+        self._last: Step | None = None
 
     def reset(self, key: EpisodeKey) -> Step:
-        self._last = _blind(_remote_step(self._client.reset(episode_id=self.episode_ids[key])))
+        self._last = seen(self.env.join(self.episode_ids[key]))
         return self._last
 
     def step(self, action: dict[str, Any]) -> Step:
-        return _blind(super().step(action))
+        self._last = super().step(action)
+        return self._last
 
     @property
     def done(self) -> bool:
         return self._last is not None and self._last.done
-
-
-def _blind(step: Step) -> Step:
-    # A blind episode's score is None until its end; the loop and the log lines want a number.
-    return step if step.score is not None else replace(step, score=0.0, components={})
 
 
 def declared(args: Any, agent_name: str) -> dict[str, Any]:

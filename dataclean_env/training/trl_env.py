@@ -15,8 +15,10 @@ back to the model, and scores the rollout with `get_reward()`. Here:
 * `get_reward()` is the episode's score gain, final minus initial score (the sum of the
   OpenEnv step rewards); `reward="score"` makes it the final score itself.
 
-`DataCleaningToolEnv` drives the engine in this process; `RemoteDataCleaningToolEnv` a server
-(local or a Space) over one `/ws` connection per instance, opened on the first reset and kept.
+Both drive a `protocol.EnvProtocol`: `DataCleaningToolEnv` the engine in this process
+(`DataCleaningEnv`); `RemoteDataCleaningToolEnv` a server (local or a Space) through
+`RemoteDataCleaningEnv`, over one `/ws` connection per instance, opened on the first reset
+and kept.
 TRL calls the factory without arguments, so pass a server's URL with `functools.partial`:
 
     GRPOTrainer(..., environment_factory=DataCleaningToolEnv)
@@ -34,9 +36,10 @@ from typing import Any, Literal
 
 from dataclean_env.agents.prompt import query_lines
 from dataclean_env.engine.step_memory import StepMemory
+from dataclean_env.in_process import DataCleaningEnv
 from dataclean_env.operations.claims import cleaning_operation_names
-from dataclean_env.runner.backends import Backend, LocalBackend, Step
-from dataclean_env.runner.selection import EpisodeKey
+from dataclean_env.protocol import EnvProtocol
+from dataclean_env.schemas import StepResult, graded
 from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.training.tools import operation_tool
 
@@ -61,8 +64,8 @@ class CleaningToolEnv:
     def __init__(self, registry: TaskRegistry | None = None, reward: RewardKind = "improvement"):
         self._registry = registry
         self._reward = reward
-        self._env: Backend | None = None
-        self._last: Step | None = None
+        self._env: EnvProtocol | None = None
+        self._last: StepResult | None = None
         self.initial_score = 0.0
         self.score = 0.0
         self.done = False
@@ -77,12 +80,12 @@ class CleaningToolEnv:
         **row: Any,
     ) -> str:
         """Start the episode the dataset row names (other columns, like `prompt`, are ignored)."""
-        key = EpisodeKey(task_id or self.task_id, seed, split or self.split)
-        self._last = step = self._environment().reset(key)
-        self.initial_score = self.score = step.score
-        self.done = step.done
+        task_id = task_id or self.task_id
+        self._last = result = self._environment().reset(seed, None, split or self.split, task_id)
+        self.initial_score = self.score = graded(result).total
+        self.done = result.done
         self.tool_calls = self.refused = 0
-        return "\n\n" + render(step, self.rows_shown)
+        return "\n\n" + render(result, self.rows_shown)
 
     def get_reward(self) -> float:
         """The rollout's reward: score gain (default) or final score."""
@@ -96,21 +99,23 @@ class CleaningToolEnv:
         if self.done:
             raise ValueError("the episode is over; no further operations are accepted")
         self.tool_calls += 1
-        step = self._environment().step({"operation": operation, "parameters": parameters})
-        if step.error:
+        result = self._environment().step({"operation": operation, "parameters": parameters})
+        error = result.info.get("error")
+        if error:
             self.refused += 1
-            raise ValueError(f"refused, the table is unchanged: {step.error}")
-        self._last = step
-        self.score, self.done = step.score, step.done
-        return render(step, self.rows_shown)
+            raise ValueError(f"refused, the table is unchanged: {error['detail']}")
+        self._last = result
+        self.score, self.done = graded(result).total, result.done
+        return render(result, self.rows_shown)
 
-    def _environment(self) -> Backend:
+    def _environment(self) -> EnvProtocol:
         if self._env is None:
             self._env = self._open()
         return self._env
 
-    def _open(self) -> Backend:
-        return LocalBackend(self._registry or default_registry(), memory=self.memory)
+    def _open(self) -> EnvProtocol:
+        registry = self._registry or default_registry()
+        return DataCleaningEnv(registry.task_ids()[0], registry=registry, memory=self.memory)
 
     def _close(self) -> None:
         if self._env is not None:
@@ -137,11 +142,11 @@ class RemoteCleaningToolEnv(CleaningToolEnv):
         self.base_url = base_url
         self._timeout = message_timeout_s
 
-    def _open(self) -> Backend:
+    def _open(self) -> EnvProtocol:
         # Imported here: openenv's client pulls in gradio (seconds), in-process users skip it.
-        from dataclean_env.runner.backends import RemoteBackend
+        from dataclean_env.remote import RemoteDataCleaningEnv
 
-        return RemoteBackend(self.base_url, message_timeout_s=self._timeout)
+        return RemoteDataCleaningEnv(self.base_url, message_timeout_s=self._timeout)
 
 
 def tool_env_class(
@@ -171,19 +176,20 @@ def task_operations(task_ids: Iterable[str], registry: TaskRegistry | None = Non
     return list(dict.fromkeys(operation for spec in specs for operation in spec.operations))
 
 
-def render(step: Step, rows_shown: int = 5) -> str:
+def render(result: StepResult, rows_shown: int = 5) -> str:
     """The observation as the model reads it: what happened (at reset: the task; after a
     `query`, its result), the score, the table's columns and its first `rows_shown` sample
     rows."""
-    observation = step.observation
+    observation = result.observation.model_dump(mode="json")
+    score, done = graded(result).total, result.done
     columns = observation["columns"]
     rows = observation["shape"][0] if observation["shape"] else 0
     missing, dtypes = observation["missing_values"], observation["dtypes"]
     lines = [
         observation["message"],
         *query_lines(observation.get("query_result")),
-        f"Score {step.score:.4f}. Step {observation['step']}, "
-        f"{observation['steps_remaining']} steps left{'; the episode is over' if step.done else ''}.",
+        f"Score {score:.4f}. Step {observation['step']}, "
+        f"{observation['steps_remaining']} steps left{'; the episode is over' if done else ''}.",
         f"Table: {rows} rows x {len(columns)} columns, "
         f"{observation['duplicate_count']} exact duplicate rows.",
         "Columns (name: dtype, missing cells): "

@@ -1,0 +1,34 @@
+"""Every implementation of `EnvProtocol` is one, to `isinstance` and to mypy."""
+
+from __future__ import annotations
+
+import pytest
+
+from dataclean_env.in_process import DataCleaningEnv
+from dataclean_env.protocol import EnvProtocol
+from dataclean_env.remote import RemoteDataCleaningEnv
+from dataclean_env.runner.backends import LocalBackend
+from dataclean_env.tasks import default_registry
+
+pytestmark = pytest.mark.unit
+
+
+def test_the_in_process_environment_is_one() -> None:
+    env: EnvProtocol = DataCleaningEnv("crm")  # mypy checks the assignment
+    assert isinstance(env, EnvProtocol)
+    assert isinstance(LocalBackend(default_registry()).env, EnvProtocol)
+
+
+def test_the_remote_environment_is_one() -> None:
+    # An instance connects to a server (tests/api/test_remote.py checks one); the class
+    # carries every method the protocol names.
+    implementation: type[EnvProtocol] = RemoteDataCleaningEnv  # mypy checks the assignment
+    assert issubclass(implementation, EnvProtocol)
+
+
+def test_something_without_a_method_is_not_one() -> None:
+    class ResetOnly:
+        def reset(self) -> None: ...
+
+    assert not isinstance(ResetOnly(), EnvProtocol)
+    assert not issubclass(ResetOnly, EnvProtocol)
