@@ -93,12 +93,13 @@ class PreservationGrader:
         first = first_positions(_keys(dirty_snapshot.values[key]) if key in dirty else [])
         to_repair: list[Cell] = []
         to_preserve: list[Cell] = []
+        # Each gold column's cells read out once, as `iloc` gives them (numpy scalars,
+        # Timestamps): a pandas lookup per cell cost most of building a generated task.
+        gold_cells = {c: list(gold[c].array) for c in gold.columns if c != key}
         for position, gold_key in enumerate(gold_keys):
             row = first.get(gold_key)
-            for column in gold.columns:
-                if column == key:
-                    continue
-                gold_value = gold[column].iloc[position]
+            for column, cells in gold_cells.items():
+                gold_value = cells[position]
                 cell = (gold_key, column, None if is_missing(gold_value) else gold_value)
                 right = row is not None and _right(dirty_snapshot, row, column, cell[2], kinds)
                 (to_preserve if right else to_repair).append(cell)

@@ -231,7 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The suite's rows come from the file its own script played (too slow to replay here);
     # Raha+Baran's from its own venv's runs (docs/raha_baran.json).
     suite = suite_report.load()
-    section = suite_report.baselines_section(suite)
+    suite_table = suite_report.summaries(suite)  # 100 bootstrap intervals: rendered twice
+    section = suite_report.baselines_section(suite, suite_table)
     raha = raha_baran.markdown(raha_baran.load(args.raha_results))
     report = markdown(
         summaries, notes, run, PLOT, by_difficulty, versions + ".", section, measured_elsewhere=raha
@@ -243,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     readme = args.readme or (Path("README.md") if args.out_dir == Path("docs") else None)
     if readme is not None:
         text = readme.read_text(encoding="utf-8")
-        block = suite_report.readme_block(suite)
+        block = suite_report.readme_block(suite, suite_table)
         readme.write_text(suite_report.with_readme_block(text, block), encoding="utf-8")
     if args.results:
         out = ResultsFile(args.results)

@@ -78,8 +78,8 @@ def _about(data: dict[str, Any]) -> str:
     )
 
 
-def baselines_section(data: dict[str, Any]) -> list[str]:
-    """docs/BASELINES.md's suite section."""
+def baselines_section(data: dict[str, Any], table: list[SuiteSummary]) -> list[str]:
+    """docs/BASELINES.md's suite section; `table` is `summaries(data)`."""
     return [
         "## The suite: normalised scores",
         "",
@@ -93,16 +93,15 @@ def baselines_section(data: dict[str, Any]) -> list[str]:
             f"| {s.group} | {AGENT_TITLES[s.agent]} | {s.episodes} | {s.normalised.mean:.4f} "
             f"| [{s.normalised.low:.4f}, {s.normalised.high:.4f}] | {s.raw.mean:.4f} "
             f"| [{s.raw.low:.4f}, {s.raw.high:.4f}] |"
-            for s in summaries(data)
+            for s in table
         ),
         "",
     ]
 
 
-def readme_block(data: dict[str, Any]) -> str:
+def readme_block(data: dict[str, Any], table: list[SuiteSummary]) -> str:
     """The README's results table (between BEGIN and END): one row per family, one column
-    per agent, normalised then raw."""
-    table = summaries(data)
+    per agent, normalised then raw; `table` is `summaries(data)`."""
     agents = data["agents"]
     groups = list(dict.fromkeys(s.group for s in table))
     by_key = {(s.group, s.agent): s for s in table}

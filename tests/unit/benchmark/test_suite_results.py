@@ -33,7 +33,13 @@ STORED = suite_report.load()
 ROWS = STORED["episodes"]
 
 
-def test_the_suite_file_names_this_definition_and_the_measured_draw() -> None:
+@pytest.fixture(scope="module")
+def suite_table() -> list[suite_report.SuiteSummary]:
+    """The stored file's summaries (100 bootstrap intervals), computed once for the module."""
+    return suite_report.summaries(STORED)
+
+
+def test_the_suite_file_names_this_definition_and_the_measured_draw(suite_table) -> None:
     assert STORED["definition_digest"] == measure.definition_digest()
     assert STORED["suite_version"] == suite_named("full").version
     assert STORED["agents"] == ["noop", "random", "template", "heuristic", "oracle"]
@@ -45,16 +51,16 @@ def test_the_suite_file_names_this_definition_and_the_measured_draw() -> None:
     ]
     assert [r["normalised"]["heuristic"] for r in ROWS] == [s[3] for s in interval["scores"]]
     [heuristic] = [
-        s
-        for s in suite_report.summaries(STORED)
-        if (s.group, s.agent) == (suite_report.SUITE_ROW, "heuristic")
+        s for s in suite_table if (s.group, s.agent) == (suite_report.SUITE_ROW, "heuristic")
     ]
     assert f"{heuristic.normalised.mean:.4f}" == f"{interval['mean']:.4f}" == "0.7078"
 
 
-def test_the_readme_and_baselines_md_show_what_the_report_renders_from_the_file() -> None:
-    assert suite_report.block_of(README) == suite_report.readme_block(STORED)
-    section = "\n".join(suite_report.baselines_section(STORED))
+def test_the_readme_and_baselines_md_show_what_the_report_renders_from_the_file(
+    suite_table,
+) -> None:
+    assert suite_report.block_of(README) == suite_report.readme_block(STORED, suite_table)
+    section = "\n".join(suite_report.baselines_section(STORED, suite_table))
     assert section in (ROOT / "docs" / "BASELINES.md").read_text(encoding="utf-8")
 
 
@@ -95,11 +101,11 @@ def test_do_nothing_normalises_to_exactly_0_and_the_oracle_to_exactly_1() -> Non
         assert marks.normalise(final_score(task, OracleAgent(task.solution))) == 1.0, cell
 
 
-def test_the_readme_page_report_and_runner_say_the_same_sentence(registry) -> None:
+def test_the_readme_page_report_and_runner_say_the_same_sentence(registry, suite_table) -> None:
     page = (ROOT / "static" / "index.html").read_text(encoding="utf-8")
     assert f'<p id="score-meaning" class="muted">{MEANING}</p>' in page
-    assert MEANING in suite_report.readme_block(STORED) and MEANING in README
-    assert MEANING in suite_report.baselines_section(STORED)
+    assert MEANING in suite_report.readme_block(STORED, suite_table) and MEANING in README
+    assert MEANING in suite_report.baselines_section(STORED, suite_table)
     idle = anchors(lambda: registry.make("crm", 0, "eval")).do_nothing
     result = EpisodeResult("crm", "eval", 0, "noop-baseline", 1, idle, False, {}, 0, 0, 0.0)
     assert normalised_summary([result], registry) == (
