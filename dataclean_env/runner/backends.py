@@ -1,4 +1,5 @@
-"""Where the runner's episodes run: any `protocol.EnvProtocol`, seen as the loop reads it.
+"""Where the runner's episodes run: an `protocol.EnvProtocol` implementation, in this process
+or on a server, seen as the loop reads it.
 
 `Backend` is a thin adaptor, for two things the protocol does not say: the runner names an
 episode by its `EpisodeKey` (task, seed, split), and its agents and log lines read a `Step`,
@@ -18,7 +19,6 @@ from dataclean_env.engine.episode import Episode
 from dataclean_env.engine.limits import EngineLimits
 from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.in_process import DataCleaningEnv
-from dataclean_env.protocol import EnvProtocol
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.schemas import StepResult
 from dataclean_env.tasks import TaskRegistry
@@ -56,11 +56,14 @@ def seen(result: StepResult) -> Step:
 class Backend:
     """An environment playing the runner's episode keys."""
 
-    def __init__(self, env: EnvProtocol):
-        self.env = env
+    def __init__(self, env: DataCleaningEnv | RemoteDataCleaningEnv):
+        self.env = env  # each keeps the seed a reset without one uses
 
     def reset(self, key: EpisodeKey) -> Step:
-        return seen(self.env.reset(key.seed, self.episode_id(key), key.split, key.task_id))
+        # The key's instance: its seed None is the task's default one, where the protocol's
+        # None would replay the environment's last seed.
+        self.env.seed = key.seed
+        return seen(self.env.reset(None, self.episode_id(key), key.split, key.task_id))
 
     def step(self, action: dict[str, Any]) -> Step:
         return seen(self.env.step(action))

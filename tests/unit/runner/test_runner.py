@@ -161,3 +161,13 @@ def test_a_refused_step_changes_nothing_the_agent_sees(registry) -> None:
         assert (step.score, step.components, step.done) == (first.score, first.components, False)
         same = {k: v for k, v in step.observation.items() if k != "message"}
         assert same == {k: v for k, v in first.observation.items() if k != "message"}
+
+
+def test_a_key_without_a_seed_plays_the_default_instance_after_a_seeded_one(registry) -> None:
+    # The protocol's reset(seed=None) replays the last seed; a runner key's None does not.
+    fresh = LocalBackend(registry).reset(EpisodeKey("fix_types", None, "train"))
+    backend = LocalBackend(registry)
+    seeded = backend.reset(EpisodeKey("fix_types", 3, "train"))
+    again = backend.reset(EpisodeKey("fix_types", None, "train"))
+    assert seeded.observation["sample_rows"] != fresh.observation["sample_rows"]
+    assert again.observation == fresh.observation
