@@ -112,7 +112,7 @@ class Episode:
         self._query_result: QueryResult | None = None  # the last step's, if it was a query
         self._summary = opening.summary
         self._profiles = opening.profiles
-        self._view: Any = opening.view  # what the grader indexed of the table
+        self._keyed: Any = opening.keyed  # the table as the grader keyed it
         self._scores = opening.scores
         # The reward object, its total at full precision, and whether the table equals gold
         # with no penalty.
@@ -171,7 +171,7 @@ class Episode:
         self.labelled, self._budget, self._table = step.labelled, step.budget, step.table
         change = step.change
         self._snapshot, self._profiles = change.after, change.profiles
-        self._scores, self._view = change.scores, change.view
+        self._scores, self._keyed = change.scores, change.keyed
         self._window, self._query_result, self._summary = step.window, step.query, step.summary
         self.done, self.end_reason = step.end_reason is not None, step.end_reason
         self.reward, self.score, self.exact = step.graded
@@ -194,7 +194,7 @@ class Episode:
     # Everything a step may change (history and messages only grow: their lengths suffice).
     _COMMITTED = (
         "_table", "_snapshot", "_scores", "_window", "_summary", "done", "reward",
-        "last_message", "end_reason", "score", "exact", "_profiles", "_view", "labelled",
+        "last_message", "end_reason", "score", "exact", "_profiles", "_keyed", "labelled",
         "_query_result", "_budget", "_history_bytes",
     )  # fmt: skip
 
@@ -408,16 +408,16 @@ def _computed(episode: Episode, checked: _Checked) -> Transition:
     # An operation that hands back the table it was given changed nothing (`episode.table`
     # may have just built a deferred table: compare with what the operation got).
     if result.output is given:
-        unchanged = (before, episode._profiles, episode._scores, episode._view)
+        unchanged = (before, episode._profiles, episode._scores, episode._keyed)
         return Transition(task, before, result, *unchanged, episode._budget, episode._budget)
     after = _servable(result)
     budget = episode._budget.admit(after)
     try:
         profiles = column_profiles(after, (before, episode._profiles))
-        scores, view = _graded(episode.task, after, episode._view)
+        scores, keyed = _graded(episode.task, after, episode._keyed)
     except Exception as exc:
         raise _fault(op) from exc
-    return Transition(task, before, result, after, profiles, scores, view, episode._budget, budget)
+    return Transition(task, before, result, after, profiles, scores, keyed, episode._budget, budget)
 
 
 def _apply(episode: Episode, checked: _Checked) -> tuple[Table, OpResult]:
@@ -479,9 +479,9 @@ def _observe(
     shown, the message, and whether the episode ended."""
     op, result = checked.op, change.result
     changed = change.after is not change.before
-    window = episode._window if result.view is None else result.view
+    window = episode._window if result.window is None else result.window
     summary = episode._summary
-    if changed or result.view is not None:
+    if changed or result.window is not None:
         summary = table_summary(change.after, window)
     end_reason = None
     if op.ends_episode:
@@ -539,7 +539,7 @@ class Opening:
     snapshot: Snapshot
     summary: dict[str, Any]  # `table_summary` at the first rows
     profiles: dict[str, dict[str, Any]]
-    view: Any  # what the grader indexed of the table, or None
+    keyed: Any  # the table as the grader keyed it, or None
     scores: dict[str, float]
     budget: TableBudget  # under the default limits
 
@@ -550,22 +550,22 @@ def opening_of(task: Task) -> Opening:
     opening = task.derived.get("opening")
     if opening is None:
         snapshot = Snapshot.of(task.dirty)
-        scores, view = _graded(task, snapshot, None)
+        scores, keyed = _graded(task, snapshot, None)
         summary, profiles = table_summary(snapshot), column_profiles(snapshot)
         budget = TableBudget(default_limits(), snapshot)
-        opening = Opening(snapshot, summary, profiles, view, scores, budget)
+        opening = Opening(snapshot, summary, profiles, keyed, scores, budget)
         task.derived["opening"] = opening
     return opening
 
 
 def _graded(task: Task, snapshot: Snapshot, previous: Any) -> tuple[dict[str, float], Any]:
-    """The grader's scores and the view it read them from (None for a grader without one);
+    """The grader's scores and the keyed table it read them from (None for a grader without one);
     a grader that can reuse what it indexed of the table before (`Grader.graded`) gets it."""
     graded = getattr(task.grader, "graded", None)
     if graded is None:
         return task.grader.components(snapshot), None
-    scores_and_view: tuple[dict[str, float], Any] = graded(snapshot, previous)
-    return scores_and_view
+    scores_and_keyed: tuple[dict[str, float], Any] = graded(snapshot, previous)
+    return scores_and_keyed
 
 
 def _servable(result: OpResult) -> Snapshot:

@@ -58,7 +58,7 @@ class Transition(NamedTuple):  # a tuple: made on every step, and cheaper than a
     after: Snapshot  # `before` itself when the operation changed nothing
     profiles: dict[str, dict[str, Any]]  # of `after`
     scores: dict[str, float]
-    view: Any  # what the grader indexed of `after`
+    keyed: Any  # `after` as the grader keyed it
     budget_before: Any  # the TableBudget that admitted `after`, and the one that gave
     budget_after: Any
 

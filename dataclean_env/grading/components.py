@@ -13,31 +13,31 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dataclean_env.grading.gold_facts import GoldFacts, TableView, holds
+from dataclean_env.grading.gold_facts import GoldFacts, KeyedTable, holds
 
-ErrorCounter = Callable[[GoldFacts, TableView], int]
+ErrorCounter = Callable[[GoldFacts, KeyedTable], int]
 
 
-def duplicate_errors(facts: GoldFacts, view: TableView) -> int:
+def duplicate_errors(facts: GoldFacts, keyed: KeyedTable) -> int:
     """Extra copies of a gold row, gold rows that are gone, and rows gold never had.
 
     Summed key by key that is: |copies - 1| for each gold key, the copies of every other
     key (rows without a key included), less one for each outlier key present (an outlier
     row is the outlier component's business, but not its extra copies). As set sizes:"""
-    present = view.key_counts.keys()
+    present = keyed.key_counts.keys()
     gold_present = len(present & facts.gold_keys)
     gold_absent = len(facts.gold_keys) - gold_present
     outliers_present = len(present & facts.outlier_keys)
-    return gold_absent + view.snapshot.n_rows - gold_present - outliers_present
+    return gold_absent + keyed.snapshot.n_rows - gold_present - outliers_present
 
 
-def missing_errors(facts: GoldFacts, view: TableView) -> int:
+def missing_errors(facts: GoldFacts, keyed: KeyedTable) -> int:
     """Cells missing in dirty (and present in gold) that do not now hold the gold value in
     the gold column (in its place)."""
     errors = 0
-    values, placed = view.snapshot.values, view.kinds
+    values, placed = keyed.snapshot.values, keyed.kinds
     for key, column, gold_value, canonical in facts.missing_canonicals:
-        row = view.first_row.get(key)
+        row = keyed.first_row.get(key)
         if row is None or column not in placed:
             errors += 1
             continue
@@ -47,31 +47,31 @@ def missing_errors(facts: GoldFacts, view: TableView) -> int:
     return errors
 
 
-def dtype_errors(facts: GoldFacts, view: TableView) -> int:
+def dtype_errors(facts: GoldFacts, keyed: KeyedTable) -> int:
     """Gold cells whose column is absent (or misplaced) or of the wrong kind, or whose row
     is absent."""
-    absent_rows = len(facts.gold_keys) - len(view.first_row.keys() & facts.gold_keys)
-    kinds = view.kinds
+    absent_rows = len(facts.gold_keys) - len(keyed.first_row.keys() & facts.gold_keys)
+    kinds = keyed.kinds
     errors = 0
     for column, kind in facts.kinds.items():
         errors += absent_rows if kinds.get(column) == kind else facts.n_rows
     return errors
 
 
-def outlier_errors(facts: GoldFacts, view: TableView) -> int:
+def outlier_errors(facts: GoldFacts, keyed: KeyedTable) -> int:
     """Outlier rows still present plus good rows lost: removing good rows is not a fix."""
-    kept_outliers = len(view.first_row.keys() & facts.outlier_keys)
-    lost_rows = len(facts.gold_keys) - len(view.first_row.keys() & facts.gold_keys)
+    kept_outliers = len(keyed.first_row.keys() & facts.outlier_keys)
+    lost_rows = len(facts.gold_keys) - len(keyed.first_row.keys() & facts.gold_keys)
     return kept_outliers + lost_rows
 
 
-def schema_errors(facts: GoldFacts, view: TableView) -> int:
+def schema_errors(facts: GoldFacts, keyed: KeyedTable) -> int:
     """Gold columns absent, misplaced or of the wrong kind, plus columns gold does not have
     (a misplaced column is both: another column under a gold name, like a rename away)."""
-    placed = view.kinds
+    placed = keyed.kinds
     errors = sum(1 for column, kind in facts.kinds.items() if placed.get(column) != kind)
-    extra = sum(1 for column in view.snapshot.kinds if column not in facts.kinds)
-    return errors + extra + len(view.misplaced)
+    extra = sum(1 for column in keyed.snapshot.kinds if column not in facts.kinds)
+    return errors + extra + len(keyed.misplaced)
 
 
 COMPONENTS: dict[str, ErrorCounter] = {

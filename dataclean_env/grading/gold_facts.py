@@ -57,7 +57,7 @@ def all_present(keys: list[str | None]) -> TypeGuard[list[str]]:
 
 
 @dataclass(frozen=True)
-class TableView:
+class KeyedTable:
     """The agent's table, indexed for grading: row keys, where each key first appears, and
     the gold columns it holds in their place (`kinds`: a gold-named column holding another
     column's values is `misplaced` and counts as absent)."""
@@ -101,8 +101,8 @@ class GoldFacts:
         matches = [c for c in columns if snake_case(c) == self.key]
         return matches[0] if len(matches) == 1 else None
 
-    def view(self, snapshot: Snapshot, previous: TableView | None = None) -> TableView:
-        """The table indexed for grading. `previous`, the view of the episode's table before
+    def keyed(self, snapshot: Snapshot, previous: KeyedTable | None = None) -> KeyedTable:
+        """The table indexed for grading. `previous`, the keyed table of the episode's table before
         this step, lends what still holds: a snapshot shares the value list of every column
         a step left alone, so when the key column's list is the very same object the rows
         are too, and so is the verdict on each column whose list is the same object."""
@@ -111,20 +111,20 @@ class GoldFacts:
         if previous is not None and key_values is not None and previous.key_values is key_values:
             counts, first_row = previous.key_counts, previous.first_row
             misplaced = self._misplaced(snapshot, first_row, previous)
-            return TableView(snapshot, counts, first_row, misplaced, key_values)
+            return KeyedTable(snapshot, counts, first_row, misplaced, key_values)
         if key_values is None:
             keys: list[str | None] = [None] * snapshot.n_rows
         else:
             keys = list(map(key_text, key_values))
         firsts = first_positions(keys)
         misplaced = self._misplaced(snapshot, firsts)
-        return TableView(snapshot, Counter(keys), firsts, misplaced, key_values)
+        return KeyedTable(snapshot, Counter(keys), firsts, misplaced, key_values)
 
     def _misplaced(
-        self, snapshot: Snapshot, first_row: dict[str, int], same_rows: TableView | None = None
+        self, snapshot: Snapshot, first_row: dict[str, int], same_rows: KeyedTable | None = None
     ) -> frozenset[str]:
         """Gold columns present with gold's kind whose present rows no longer hold every
-        value that was already right in dirty. `same_rows`: an earlier view with these very
+        value that was already right in dirty. `same_rows`: an earlier keyed table with these very
         rows, whose verdict stands for every column whose value list it shares."""
         misplaced = []
         for column, cells in self._anchor_texts.items():
@@ -247,9 +247,9 @@ def build_facts(
     if not all_present(gold_keys) or len(set(gold_keys)) != len(gold_keys):
         raise ValueError(f"gold key column {key!r} must be unique and complete")
     facts = GoldFacts(key, kinds, frozenset(gold_keys), frozenset(), ())
-    dirty_view = facts.view(Snapshot.of(dirty))
+    dirty_keyed = facts.keyed(Snapshot.of(dirty))
     outliers = frozenset(
-        k for k in dirty_view.key_counts if k is not None and k not in facts.gold_keys
+        k for k in dirty_keyed.key_counts if k is not None and k not in facts.gold_keys
     )
     header_map = header_map or {}
     dirty_columns = {}
@@ -259,7 +259,7 @@ def build_facts(
     targets = []
     anchors: dict[str, list[tuple[str, Any]]] = {}
     for gold_position, gold_key in enumerate(gold_keys):
-        dirty_position = dirty_view.first_row.get(gold_key)
+        dirty_position = dirty_keyed.first_row.get(gold_key)
         if dirty_position is None:
             continue
         for column in gold.columns:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.grading.components import COMPONENTS, component_score
-from dataclean_env.grading.gold_facts import GoldFacts, TableView
+from dataclean_env.grading.gold_facts import GoldFacts, KeyedTable
 from dataclean_env.grading.penalties import ActionRecord, penalty
 
 FLOOR, CEILING = 0.0001, 0.9999
@@ -41,8 +41,8 @@ class Grader:
         unknown = set(weights) - set(COMPONENTS)
         if unknown:
             raise ValueError(f"unknown scoring components {sorted(unknown)}")
-        view = facts.view(Snapshot.of(dirty))
-        baseline = {name: COMPONENTS[name](facts, view) for name in weights}
+        keyed = facts.keyed(Snapshot.of(dirty))
+        baseline = {name: COMPONENTS[name](facts, keyed) for name in weights}
         return cls(facts, dict(weights), baseline)
 
     def components(self, snapshot: Snapshot) -> dict[str, float]:
@@ -50,20 +50,20 @@ class Grader:
         return self.graded(snapshot)[0]
 
     def graded(
-        self, snapshot: Snapshot, previous: TableView | None = None
-    ) -> tuple[dict[str, float], TableView]:
-        """`components`, and the view they were read from; `previous` is the view of the
-        episode's table before this step (see `GoldFacts.view`): the scores are the same."""
-        view = self.facts.view(snapshot, previous)
+        self, snapshot: Snapshot, previous: KeyedTable | None = None
+    ) -> tuple[dict[str, float], KeyedTable]:
+        """`components`, and the keyed table they were read from; `previous` is the keyed table of the
+        episode's table before this step (see `GoldFacts.keyed`): the scores are the same."""
+        keyed = self.facts.keyed(snapshot, previous)
         scores = {
-            name: component_score(COMPONENTS[name](self.facts, view), self.baseline[name])
+            name: component_score(COMPONENTS[name](self.facts, keyed), self.baseline[name])
             for name in self.weights
         }
-        return scores, view
+        return scores, keyed
 
     def gold_rows_missing(self, snapshot: Snapshot) -> int:
         """Gold rows (by key) the table no longer holds. For harnesses, never for agents."""
-        return len(self.facts.gold_keys - self.facts.view(snapshot).first_row.keys())
+        return len(self.facts.gold_keys - self.facts.keyed(snapshot).first_row.keys())
 
     def reward(
         self, snapshot: Snapshot, history: Sequence[ActionRecord], max_steps: int

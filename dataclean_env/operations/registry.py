@@ -69,7 +69,7 @@ class OpResult:
     # The snapshot of `table`, when the operation can derive it cheaply from the input's.
     snapshot: Snapshot | None = None
     # (first row, row count) that observations' sample rows should show from now on.
-    view: tuple[int, int] | None = None
+    window: tuple[int, int] | None = None
     # What a `query` found: the step's observation carries it (None for other operations).
     query_result: QueryResult | None = None
 

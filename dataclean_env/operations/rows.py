@@ -148,4 +148,4 @@ def show_rows(table: pd.DataFrame, params: ShowRowsParams, ctx: OpContext) -> Op
     first = min(params.offset, len(table))
     last = min(first + params.limit, len(table))
     message = f"Showing rows {first}..{last - 1} of {len(table)}." if last > first else "No rows."
-    return OpResult(table, message, view=(first, params.limit))
+    return OpResult(table, message, window=(first, params.limit))

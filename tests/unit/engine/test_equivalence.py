@@ -1,7 +1,7 @@
 """The engine's shortcuts change no byte: deferred DataFrames, reused grading views, caches.
 
 Lazy operations derive a step's snapshot without pandas and defer its DataFrame
-(`dataclean_env/engine/deferred.py`); the grader reuses what a step left alone (`GoldFacts.view`);
+(`dataclean_env/engine/deferred.py`); the grader reuses what a step left alone (`GoldFacts.keyed`);
 parsed texts are cached (`values.parse_number`). Random action sequences (half of them the
 task's own plan steps, so most are accepted) check every step against the slow way: the
 snapshot read afresh from the built DataFrame, then graded, summarised and profiled from

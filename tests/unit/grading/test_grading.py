@@ -72,8 +72,8 @@ def grader() -> Grader:
 
 
 def errors(grader: Grader, table: pd.DataFrame) -> dict[str, int]:
-    view = grader.facts.view(Snapshot.of(table))
-    return {name: counter(grader.facts, view) for name, counter in COMPONENTS.items()}
+    keyed = grader.facts.keyed(Snapshot.of(table))
+    return {name: counter(grader.facts, keyed) for name, counter in COMPONENTS.items()}
 
 
 def scores(grader: Grader, table: pd.DataFrame) -> dict[str, float]:
@@ -263,7 +263,7 @@ def test_filled_numbers_compare_within_two_decimals(
 ) -> None:
     table = gold_table().astype({"score": object})
     table.loc[2, "score"] = value
-    assert missing_errors(grader.facts, grader.facts.view(Snapshot.of(table))) == (
+    assert missing_errors(grader.facts, grader.facts.keyed(Snapshot.of(table))) == (
         missing_errors_expected
     )
 
@@ -371,12 +371,12 @@ def test_extra_column(grader: Grader) -> None:
 
 def test_individual_error_counters(grader: Grader) -> None:
     facts = grader.facts
-    view = facts.view(Snapshot.of(gold_table().iloc[1:]))  # id 1 lost
-    assert duplicate_errors(facts, view) == 1
-    assert missing_errors(facts, view) == 0  # id 1 had no missing cell
-    assert dtype_errors(facts, view) == 4
-    assert outlier_errors(facts, view) == 1
-    assert schema_errors(facts, view) == 0
+    keyed = facts.keyed(Snapshot.of(gold_table().iloc[1:]))  # id 1 lost
+    assert duplicate_errors(facts, keyed) == 1
+    assert missing_errors(facts, keyed) == 0  # id 1 had no missing cell
+    assert dtype_errors(facts, keyed) == 4
+    assert outlier_errors(facts, keyed) == 1
+    assert schema_errors(facts, keyed) == 0
 
 
 def test_component_with_nothing_to_fix() -> None:

@@ -142,12 +142,12 @@ def test_anchors_are_the_present_cells_already_right(grader: Grader) -> None:
 
 def test_a_swapped_column_counts_as_absent(grader: Grader) -> None:
     table = _gold().rename(columns={"a": "b", "b": "a"})
-    view = grader.facts.view(Snapshot.of(table))
-    assert view.misplaced == frozenset({"a", "b"})
-    assert schema_errors(grader.facts, view) == 4
-    assert dtype_errors(grader.facts, view) == 6
+    keyed = grader.facts.keyed(Snapshot.of(table))
+    assert keyed.misplaced == frozenset({"a", "b"})
+    assert schema_errors(grader.facts, keyed) == 4
+    assert dtype_errors(grader.facts, keyed) == 6
     # The filled cell sits in a column that is not gold's `a`.
-    assert missing_errors(grader.facts, view) == 1
+    assert missing_errors(grader.facts, keyed) == 1
     assert grader.components(Snapshot.of(_gold())) == {
         "missing_score": 1.0,
         "dtype_score": 1.0,
@@ -158,16 +158,16 @@ def test_a_swapped_column_counts_as_absent(grader: Grader) -> None:
 def test_one_changed_present_value_misplaces_its_column(grader: Grader) -> None:
     table = _gold()
     table.loc[2, "s"] = "q"
-    view = grader.facts.view(Snapshot.of(table))
-    assert view.misplaced == frozenset({"s"})
+    keyed = grader.facts.keyed(Snapshot.of(table))
+    assert keyed.misplaced == frozenset({"s"})
 
 
 def test_lost_rows_and_a_different_type_do_not_misplace(grader: Grader) -> None:
     """Only present rows are checked, and values compare within the gold column's kind."""
     table = _gold().iloc[[0, 2]].astype({"a": "float64"})
-    view = grader.facts.view(Snapshot.of(table))
-    assert view.misplaced == frozenset()
+    keyed = grader.facts.keyed(Snapshot.of(table))
+    assert keyed.misplaced == frozenset()
     text = _gold().astype({"b": "str"})
-    view = grader.facts.view(Snapshot.of(text))
-    assert view.misplaced == frozenset()  # wrong kind is the dtype component's business
-    assert schema_errors(grader.facts, view) == 1
+    keyed = grader.facts.keyed(Snapshot.of(text))
+    assert keyed.misplaced == frozenset()  # wrong kind is the dtype component's business
+    assert schema_errors(grader.facts, keyed) == 1
