@@ -333,7 +333,7 @@ class Step(NamedTuple):
     query: QueryResult | None
     summary: dict[str, Any]
     end_reason: str | None
-    graded: tuple[Reward, float, bool]  # the reward object, its exact total, exact
+    graded: tuple[Reward, float, bool]  # the reward, its total at full precision, exact
     last_message: str
 
 
@@ -357,7 +357,7 @@ def next_step(episode: Episode, action: Action) -> Step:
     op, params = resolve(action.operation, action.parameters)
     checked = _check(episode, op, params)
     change = _table_step(episode, checked)  # apply -> snapshot -> profile -> grade the table
-    budget = _admitted(episode, change)
+    budget = _admitted(episode, change)  # the table within this episode's own limits
     try:
         history = [*episode.history, checked.record]
         graded = _reward(episode.task.grader, change.scores, history, episode.spec.max_steps)
@@ -369,8 +369,9 @@ def next_step(episode: Episode, action: Action) -> Step:
 
 
 def _check(episode: Episode, op: Any, params: Any) -> _Checked:
-    """The refusal, if `op` is not the task's, or its parameters are not within the
-    limits, or it labels more rows than the budget allows."""
+    """The action checked: refused (a typed EnvError) if `op` is not the task's, if it
+    labels more rows than the budget allows, or if its parameters are not within the
+    limits."""
     spec = episode.spec
     if op.name not in spec.operations:
         raise OperationNotAllowed(
