@@ -18,6 +18,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 from functools import partial
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -68,6 +69,15 @@ def available_operations(allowed: tuple[str, ...]) -> list[str]:
     """The task's operations followed by the aliases of those operations."""
     aliases = [a for a in alias_names() if canonical_name(a) in allowed]
     return list(allowed) + aliases
+
+
+# Everything a step may change (history and messages only grow: their lengths suffice).
+_COMMITTED = (
+    "_table", "_snapshot", "_scores", "_window", "_summary", "done", "reward",
+    "last_message", "end_reason", "score", "exact", "_profiles", "_keyed", "labelled",
+    "_query_result", "_budget", "_history_bytes",
+)  # fmt: skip
+_read_committed = attrgetter(*_COMMITTED)  # one C call, on every step
 
 
 class Episode:
@@ -191,20 +201,12 @@ class Episode:
             ) from exc
         return served
 
-    # Everything a step may change (history and messages only grow: their lengths suffice).
-    _COMMITTED = (
-        "_table", "_snapshot", "_scores", "_window", "_summary", "done", "reward",
-        "last_message", "end_reason", "score", "exact", "_profiles", "_keyed", "labelled",
-        "_query_result", "_budget", "_history_bytes",
-    )  # fmt: skip
-
     def _committed(self) -> tuple[Any, ...]:
-        state = tuple(getattr(self, name) for name in self._COMMITTED)
-        return state, len(self.history), len(self.messages)
+        return _read_committed(self), len(self.history), len(self.messages)
 
     def _restore(self, saved: tuple[Any, ...]) -> None:
         state, n_history, n_messages = saved
-        for name, value in zip(self._COMMITTED, state, strict=True):
+        for name, value in zip(_COMMITTED, state, strict=True):
             setattr(self, name, value)
         del self.history[n_history:], self.messages[n_messages:]
 
