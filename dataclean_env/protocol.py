@@ -37,6 +37,8 @@ class EnvProtocol(Protocol):
     caller's own: no later step changes it.
     """
 
+    seed: int | None  # what a reset without a seed plays (None: the task's default instance)
+
     def reset(
         self,
         seed: int | None = None,

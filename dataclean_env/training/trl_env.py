@@ -81,7 +81,9 @@ class CleaningToolEnv:
     ) -> str:
         """Start the episode the dataset row names (other columns, like `prompt`, are ignored)."""
         task_id = task_id or self.task_id
-        self._last = result = self._environment().reset(seed, None, split or self.split, task_id)
+        env = self._environment()
+        env.seed = seed  # a row without a seed: the default instance, not the last row's seed
+        self._last = result = env.reset(seed, None, split or self.split, task_id)
         self.initial_score = self.score = graded(result).total
         self.done = result.done
         self.tool_calls = self.refused = 0

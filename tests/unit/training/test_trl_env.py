@@ -185,6 +185,12 @@ def test_the_row_picks_task_seed_and_split_and_defaults_fill_the_rest() -> None:
     assert "Employee records" in a.reset()  # no task in the row: the class's task_id
 
 
+def test_a_row_without_a_seed_plays_the_default_instance_after_a_seeded_one() -> None:
+    played, fresh = DataCleaningToolEnv(), DataCleaningToolEnv()
+    played.reset(task_id="crm", seed=3)
+    assert played.reset(task_id="crm") == fresh.reset(task_id="crm")
+
+
 def test_calls_before_reset_are_refused() -> None:
     with pytest.raises(ValueError, match="reset the environment first"):
         DataCleaningToolEnv().finish()
