@@ -13,10 +13,7 @@ from dataclean_env.errors import ClientQuotaReached, LimitsUnavailable, StoreFul
 from dataclean_env.schemas import Action
 from dataclean_env.server.affinity import Place, home
 from dataclean_env.server.episode_store import EpisodeStore
-from dataclean_env.server.guards import WebSocketGuard
 from dataclean_env.server.limit_store import LimitDatabase, SharedCounts, limits_url
-from dataclean_env.server.rate_limit import RateLimit
-from dataclean_env.settings import Settings
 from dataclean_env.tasks import default_registry
 
 TASK = "easy_dedup_rename"
@@ -144,27 +141,6 @@ def test_an_unreachable_store_refuses_the_reset_and_never_a_step(tmp_path: Path)
     result = episode.step(Action(operation="remove_duplicates", parameters={}))
     assert "error" not in result.info, result.info
     zero.default(TASK)  # a default's first use (on a step) settles nothing either
-
-
-def test_the_socket_quota_per_client_counts_every_process(tmp_path: Path) -> None:
-    path = tmp_path / "limits.sqlite3"
-    guards = []
-    for index in (0, 1):
-        settings = Settings(sessions_per_client=3, process_index=index, processes=2)
-        limiter = RateLimit("creations", 100, 1.0)
-        counts = SharedCounts(database(path, index))
-        guards.append(WebSocketGuard(None, settings, limiter, counts))  # type: ignore[arg-type]
-    zero, one = guards
-    zero._open("x")
-    zero._open("x")
-    one._open("x")
-    with pytest.raises(ClientQuotaReached):
-        one._open("x")
-    with pytest.raises(ClientQuotaReached):
-        zero._open("x")
-    zero._close("x")
-    one._open("x")  # a closed socket frees its place, on any process
-    assert (zero.open, one.open) == ({"x": 1}, {"x": 2})
 
 
 def test_limits_urls() -> None:
