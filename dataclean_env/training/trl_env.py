@@ -82,8 +82,10 @@ class CleaningToolEnv:
         """Start the episode the dataset row names (other columns, like `prompt`, are ignored)."""
         task_id = task_id or self.task_id
         env = self._environment()
-        env.seed = seed  # a row without a seed: the default instance, not the last row's seed
-        self._last = result = env.reset(seed, None, split or self.split, task_id)
+        # The row's instance: its seed None is the task's default one, where the protocol's
+        # None would replay the last row's seed (as the runner's Backend.reset does).
+        env.seed = seed
+        self._last = result = env.reset(None, None, split or self.split, task_id)
         self.initial_score = self.score = graded(result).total
         self.done = result.done
         self.tool_calls = self.refused = 0
