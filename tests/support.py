@@ -7,9 +7,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from dataclean_env.server.limit_store import LimitDatabase
 
 TASK_IDS = [
     "easy_dedup_rename",
@@ -113,3 +116,13 @@ TRAINING_VENVS = Path(
     os.environ.get("DCE_TRAINING_VENVS", Path.home() / ".cache" / "data-cleaning-openenv")
 )
 EXAMPLES = ROOT / "examples" / "custom_datasets"
+
+
+def limit_database(path: Path, index: int) -> LimitDatabase:
+    """Process `index`'s limit store on the SQLite file `path`, opened as `limits_for`
+    opens it at start."""
+    from dataclean_env.server.limit_store import LimitDatabase  # SQLAlchemy: only when used
+
+    opened = LimitDatabase(str(path), index)
+    opened.open()
+    return opened

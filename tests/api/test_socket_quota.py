@@ -10,16 +10,10 @@ import pytest
 
 from dataclean_env.errors import ClientQuotaReached
 from dataclean_env.server.guards import WebSocketGuard
-from dataclean_env.server.limit_store import LimitDatabase, SharedCounts
+from dataclean_env.server.limit_store import SharedCounts
 from dataclean_env.server.rate_limit import RateLimit
 from dataclean_env.settings import Settings
-
-
-def database(path: Path, index: int) -> LimitDatabase:
-    """A process's limit store, opened as `limits_for` opens it at start."""
-    opened = LimitDatabase(str(path), index)
-    opened.open()
-    return opened
+from tests.support import limit_database
 
 
 def test_the_socket_quota_per_client_counts_every_process(tmp_path: Path) -> None:
@@ -28,7 +22,7 @@ def test_the_socket_quota_per_client_counts_every_process(tmp_path: Path) -> Non
     for index in (0, 1):
         settings = Settings(sessions_per_client=3, process_index=index, processes=2)
         limiter = RateLimit("creations", 100, 1.0)
-        counts = SharedCounts(database(path, index))
+        counts = SharedCounts(limit_database(path, index))
         guards.append(WebSocketGuard(None, settings, limiter, counts))  # type: ignore[arg-type]
     zero, one = guards
     zero._open("x")

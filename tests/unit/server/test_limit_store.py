@@ -13,8 +13,9 @@ from dataclean_env.errors import ClientQuotaReached, LimitsUnavailable, StoreFul
 from dataclean_env.schemas import Action
 from dataclean_env.server.affinity import Place, home
 from dataclean_env.server.episode_store import EpisodeStore
-from dataclean_env.server.limit_store import LimitDatabase, SharedCounts, limits_url
+from dataclean_env.server.limit_store import SharedCounts, limits_url
 from dataclean_env.tasks import default_registry
+from tests.support import limit_database
 
 TASK = "easy_dedup_rename"
 IDLE = 60.0
@@ -32,13 +33,6 @@ def homed(index: int, count: int) -> list[str]:
     return [i for i in (f"id-{n}" for n in range(1000)) if home(i, 2) == index][:count]
 
 
-def database(path: Path, index: int) -> LimitDatabase:
-    """A process's limit store, opened as `limits_for` opens it at start."""
-    opened = LimitDatabase(str(path), index)
-    opened.open()
-    return opened
-
-
 def store(path: Path, index: int, clock: Clock, capacity: int, per_client: int) -> EpisodeStore:
     return EpisodeStore(
         default_registry(),
@@ -48,7 +42,7 @@ def store(path: Path, index: int, clock: Clock, capacity: int, per_client: int) 
         idle_seconds=IDLE,
         per_client=per_client,
         place=Place(index, 2),
-        counts=SharedCounts(database(path, index)),
+        counts=SharedCounts(limit_database(path, index)),
     )
 
 
