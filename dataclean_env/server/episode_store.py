@@ -12,7 +12,10 @@ original single-episode server did: the latest reset without an id. Defaults nev
 and do not count toward the capacity (there is one per task), but do toward their client's
 quota; when a newer reset replaces one, it joins the other episodes, so its server-issued id
 works until it expires. That move needs a place like any other: a full store of episodes in
-use refuses the new reset rather than drop the replaced one mid-episode.
+use refuses the new reset rather than drop the replaced one mid-episode. A replaced default
+that no call has addressed by its id is in use by nobody (id-less calls reach only the
+current default): it makes room first, whatever its age, and makes its own room when nothing
+else can, so a client that resets without ids, as CleanifyAI's do, is never refused.
 
 Ids: a reset without an id gets an unguessable server-issued id (`dce:` + 128 random bits),
 which no client can reset or take over; a client-chosen id is a shared name (whoever sends
@@ -96,6 +99,9 @@ class EpisodeStore:
         self._default_ids: dict[str, Episode] = {}  # the defaults, by episode id
         self._issued: dict[str, Callable[[], Episode | None]] = {}
         self._owners: dict[str, str] = {}  # episode id -> the client whose reset made it
+        # Defaults (current or replaced) that no call has addressed by their id yet: a
+        # replaced one makes room first, whatever its age (see `_make_room`).
+        self._unaddressed: set[str] = set()
         # The server's count of episodes (with the other processes', when shared).
         self.counts = counts or Counts()
         self._changed: set[str] = set()  # clients whose count is not yet published
@@ -164,12 +170,26 @@ class EpisodeStore:
         if episode_id is None:
             previous = self._defaults.get(task_id)
             # Checked before anything moves: a refusal leaves the store as it was.
-            self._admit(client, now, None, needs_place, others)
+            try:
+                self._admit(client, now, None, needs_place, others)
+                keep = True
+            except (ClientQuotaReached, StoreFull):
+                if previous is None or previous.episode_id not in self._unaddressed:
+                    raise
+                # No room to keep the default it replaces, which no call addressed by its
+                # id: that one makes the room (`_make_room`'s rule, for its own replacement).
+                self._admit(client, now, previous.episode_id, False, others)
+                keep = False
             self._defaults[task_id] = episode
             self._default_ids[episode.episode_id] = episode
+            self._unaddressed.add(episode.episode_id)
             if previous is not None:
                 del self._default_ids[previous.episode_id]
-                self._episodes[previous.episode_id] = previous
+                if keep:
+                    self._episodes[previous.episode_id] = previous
+                else:
+                    self._unaddressed.discard(previous.episode_id)
+                    self._disown(previous.episode_id)
         else:
             self._admit(client, now, episode_id, needs_place, others)
             self._episodes[episode_id] = episode
@@ -197,8 +217,9 @@ class EpisodeStore:
                 episode = None
             elif episode is None:
                 episode = self._default_ids.get(episode_id)
-        if episode is None or (task_id is not None and episode.spec.task_id != task_id):
-            raise unknown_episode(episode_id)
+            if episode is None or (task_id is not None and episode.spec.task_id != task_id):
+                raise unknown_episode(episode_id)
+            self._unaddressed.discard(episode_id)
         episode.last_used = now
         return episode
 
@@ -259,7 +280,7 @@ class EpisodeStore:
         or raise. `others`: what the server's other processes hold."""
         if client is not None and self.per_client is not None:
             while others.client + len(own := self._owned(client, replacing)) >= self.per_client:
-                if self._evict_idle(now, own):
+                if self._make_room(now, own):
                     continue
                 wait = self._retry_after(now, own)
                 raise ClientQuotaReached(
@@ -268,7 +289,7 @@ class EpisodeStore:
                     f"or retry in {wait} s"
                 ).retry_in(wait)
         while needs_place and others.total + len(self._episodes) >= self.capacity:
-            if self._evict_idle(now, set(self._episodes)):
+            if self._make_room(now, set(self._episodes)):
                 continue
             wait = self._retry_after(now, set(self._episodes))
             raise StoreFull(
@@ -290,10 +311,14 @@ class EpisodeStore:
             self._changed.clear()
         return rows
 
-    def _evict_idle(self, now: float, among: set[str]) -> bool:
-        """Evict the least recently used of `among` idle for `idle` s; False if none is."""
-        idle = [(e.last_used, i) for i, e in self._episodes.items() if i in among]
-        idle = [(used, i) for used, i in idle if used <= now - self.idle]
+    def _make_room(self, now: float, among: set[str]) -> bool:
+        """Evict the least recently used of `among` that no one can be using: first a
+        replaced default no call addressed by its id (a client resetting without ids, as
+        CleanifyAI's do, replaces its default every episode and would otherwise fill its
+        quota with them), else one idle for `idle` s. False if there is none."""
+        held = [(e.last_used, i) for i, e in self._episodes.items() if i in among]
+        unaddressed = [(used, i) for used, i in held if i in self._unaddressed]
+        idle = unaddressed or [(used, i) for used, i in held if used <= now - self.idle]
         if not idle:
             return False
         self._evict(min(idle)[1])
@@ -312,6 +337,7 @@ class EpisodeStore:
 
     def _evict(self, episode_id: str) -> None:
         del self._episodes[episode_id]
+        self._unaddressed.discard(episode_id)
         self._disown(episode_id)
 
     def _disown(self, episode_id: str) -> None:

@@ -117,6 +117,36 @@ def test_a_replaced_default_in_use_is_not_dropped_from_a_full_store(
         store.get("named")
 
 
+def test_resets_without_ids_never_fill_a_clients_quota(registry: TaskRegistry) -> None:
+    """CleanifyAI's clients reset without an id every episode: each reset replaces the
+    task's default, and a replaced default that no call addressed by its id makes way first,
+    whatever its age (even for the reset replacing it). One that was addressed stays, like
+    any episode in use."""
+    clock = FakeClock()
+    store = store_of(registry, clock, capacity=3, per_client=3)
+    kept = store.reset(TASK, client="x").episode_id
+    store.get(kept)  # addressed by its id: in use
+    defaults = [store.reset(TASK, client="x").episode_id for _ in range(10)]
+    assert store.default(TASK).episode_id == defaults[-1]
+    assert store.get(kept).episode_id == kept
+    for dropped in defaults[:-2]:
+        with pytest.raises(UnknownEpisode):
+            store.get(dropped)
+    store.reset(TASK, episode_id="named", client="x")  # defaults[-2] makes way for it
+    with pytest.raises(UnknownEpisode):
+        store.get(defaults[-2])
+    with pytest.raises(ClientQuotaReached):  # kept, named and the default: all in use
+        store.reset(TASK, episode_id="more", client="x")
+    again = store.reset(TASK, client="x").episode_id  # replacing defaults[-1], unaddressed
+    assert store.default(TASK).episode_id == again
+    with pytest.raises(UnknownEpisode):
+        store.get(defaults[-1])
+    store.reset(TASK, episode_id="other", client="y")  # the last place in the store
+    with pytest.raises(StoreFull):
+        store.reset(TASK, episode_id="more", client="y")
+    assert [store.get(i).episode_id for i in (kept, "named", "other")] == [kept, "named", "other"]
+
+
 # ── over the wire: the client is the peer address uvicorn saw ────────────────
 
 
@@ -154,3 +184,16 @@ def test_quota_and_full_store_over_http(small_server: LiveServer) -> None:
         assert [s.status_code for s in states] == [200, 200]
         for refused in ("one-c", "two-b"):
             assert two.get("/state", params={"episode_id": refused}).status_code == 404
+
+
+def test_a_client_resetting_without_ids_plays_on_over_http(small_server: LiveServer) -> None:
+    """More resets without an id than the per-client quota (2) and the store (3) hold, each
+    with its steps: every one is served, as CleanifyAI's clients expect."""
+    with http_from(small_server, "127.0.0.1") as one:
+        answers = []
+        for _ in range(8):
+            answers.append(one.post(f"/reset/{TASK}", json={}).status_code)
+            step = one.post(f"/step/{TASK}", json={"operation": "remove_duplicates"})
+            answers.append(step.status_code)
+            assert step.json()["observation"]["step"] == 1
+        assert answers == [200] * 16
