@@ -6,9 +6,9 @@
   reads the body once and hands it on, so one limit covers every route.
 * `guard_openenv_posts`: OpenEnv's own POST routes (/mcp, /data-cleaning-openenv/*) refuse
   text that is not valid Unicode (422) and rate-limit `openenv/session/create` (429).
-* `WebSocketGuard` (around /ws): rate-limits connects, answers binary, non-object, too
-  deep or invalid-Unicode frames with an error frame (the session goes on), and closes a
-  connection that sent nothing for DCE_WS_IDLE_SECONDS.
+* `WebSocketGuard` (around /ws): rate-limits connects, answers binary, non-object,
+  unreadable (too deep, 4300-digit integers) or invalid-Unicode frames with an error frame
+  (the session goes on), and closes a connection that sent nothing for DCE_WS_IDLE_SECONDS.
 """
 
 from __future__ import annotations
@@ -121,7 +121,20 @@ async def _send_error(scope: Scope, receive: Receive, send: Send, exc: EnvError)
     await env_error_response(exc)(scope, receive, send)
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def unreadable(exc: ValueError | RecursionError) -> str | None:
+    """Why `json.loads` failed, when a reader that catches only JSONDecodeError (OpenEnv's,
+    the MCP SDK's) would fail with it unanswered; None for a JSONDecodeError, which such
+    readers answer themselves."""
+    if isinstance(exc, json.JSONDecodeError):
+        return None
+    if isinstance(exc, RecursionError):
+        return "it is nested too deeply"
+    if isinstance(exc, UnicodeDecodeError):
+        return "it is not UTF-8"
+    return "it holds an integer of more than 4300 digits"  # Python's limit on int("...")
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
     sent = False
 
     async def replay() -> Message:
@@ -151,7 +164,7 @@ class HttpGuard:
         except EnvError as exc:
             await _send_error(scope, receive, send, exc)
             return
-        await self.app(scope, receive if body is None else _replay(body, receive), send)
+        await self.app(scope, receive if body is None else replay(body, receive), send)
 
     async def _check(self, scope: Scope, receive: Receive) -> bytes | None:
         """The request's body (None: left unread), or an EnvError refusing the request."""
@@ -210,7 +223,7 @@ def guard_openenv_posts(routes: list[Any], ours: set[int], limiter: RateLimit) -
 
 def _openenv_post(app: ASGIApp, limiter: RateLimit) -> ASGIApp:
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
-        body = await _whole_body(receive)
+        body = await whole_body(receive)
         try:
             data = parse_json(body) if body.strip() else None
         except InvalidText as exc:
@@ -224,12 +237,12 @@ def _openenv_post(app: ASGIApp, limiter: RateLimit) -> ASGIApp:
         except EnvError as exc:
             await _send_error(scope, receive, send, exc)
             return
-        await app(scope, _replay(body, receive), send)
+        await app(scope, replay(body, receive), send)
 
     return guarded
 
 
-async def _whole_body(receive: Receive) -> bytes:
+async def whole_body(receive: Receive) -> bytes:
     # HttpGuard has already bounded and buffered it: this is one message.
     chunks = []
     while True:
@@ -253,10 +266,13 @@ def frame_problem(message: Message) -> str | None:
         return _error_frame("binary frames are not accepted; send JSON text", "INVALID_JSON")
     try:
         data = json.loads(text)
-    except RecursionError:
-        return _error_frame("the frame is nested too deeply", "INVALID_JSON")
-    except ValueError:
-        return None  # not JSON: OpenEnv answers INVALID_JSON itself
+    except (ValueError, RecursionError) as exc:
+        why = unreadable(exc)  # None: not JSON, which OpenEnv answers with INVALID_JSON itself
+        return (
+            None
+            if why is None
+            else _error_frame(f"the frame cannot be read: {why}", "INVALID_JSON")
+        )
     if not isinstance(data, dict):
         return _error_frame("a frame must be a JSON object with a 'type'", "INVALID_JSON")
     if has_invalid_text(text.encode("utf-8", "surrogatepass"), data):

@@ -6,7 +6,9 @@ The protocol (the `initialize` handshake, `tools/list`, `tools/call`, sessions b
 `McpEpisode` (see mcp_episode). A session's episode is an OpenEnv session of the same
 `SessionServer` /ws uses, so the same limits hold: `max_sessions`, the creation rate per client
 (an `initialize` counts as a session creation), and expiry after
-`detached_session_seconds` without a call.
+`detached_session_seconds` without a call. A body Python's JSON reader cannot read (nesting
+past the recursion limit, an integer of over 4300 digits) gets the transport's own parse
+error (400, PARSE_ERROR): the transport catches only malformed JSON, and would answer 500.
 
 OpenEnv's own JSON-RPC on POST /mcp (`openenv/session/create` and its clients) stays: a request
 goes to the MCP transport when it carries `Mcp-Session-Id` or accepts `text/event-stream`, as
@@ -17,11 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from typing import Any
 
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dataclean_env.errors import EnvError
+from dataclean_env.server.guards import replay, unreadable, whole_body
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.rate_limit import RateLimit, client_key
 
@@ -63,6 +68,13 @@ class McpGateway:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope["headers"])
+        if scope["method"] == "POST":
+            body = await whole_body(receive)
+            why = _unreadable(body)
+            if why is not None:
+                await _parse_error(why)(scope, receive, send)
+                return
+            receive = replay(body, receive)
         if scope["method"] == "POST" and b"mcp-session-id" not in headers:
             try:  # a new MCP session: limited like every other session creation
                 await self.limiter.take_async(client_key(scope), "session creations")
@@ -94,3 +106,17 @@ class McpGateway:
             self._stop.set()
             with contextlib.suppress(Exception):
                 await self._runner
+
+
+def _unreadable(body: bytes) -> str | None:
+    try:
+        json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        return unreadable(exc)
+    return None
+
+
+def _parse_error(why: str) -> JSONResponse:
+    """The transport's answer to a body it cannot parse (`StreamableHTTPServerTransport`)."""
+    error = {"code": -32700, "message": f"Parse error: the body cannot be read: {why}"}
+    return JSONResponse({"jsonrpc": "2.0", "id": "server-error", "error": error}, 400)

@@ -24,6 +24,8 @@ ROW = 350760  # crm seed 0's first contact id
 JSON = {"content-type": "application/json"}
 SURROGATE_JSON = '"x\\ud800"'  # a JSON string holding a lone surrogate
 DEEP = "[" * 100_000 + "]" * 100_000
+LONG_INT = "9" * 5000  # past Python's 4300-digit limit on reading an integer
+RPC_JSON = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
 def step_body(operation: str, parameters: str) -> str:
@@ -386,6 +388,16 @@ WS_CASES: list[tuple[str, Any, str]] = [
         "VALIDATION_ERROR",
     ),
     ("100k-deep frame", DEEP, "INVALID_JSON"),
+    (
+        "integer past 4300 digits in a step",
+        '{"type": "step", "data": {"operation": "strip", "parameters": {"x": ' + LONG_INT + "}}}",
+        "INVALID_JSON",
+    ),
+    (
+        "integer past 4300 digits in a reset",
+        '{"type": "reset", "data": {"seed": ' + LONG_INT + "}}",
+        "INVALID_JSON",
+    ),
     ("JSON that is not an object", "[1, 2, 3]", "INVALID_JSON"),
     ("invalid JSON", "{nope", "INVALID_JSON"),
     ("unknown frame type", '{"type": "launch"}', "UNKNOWN_TYPE"),
@@ -496,6 +508,23 @@ def test_mcp_hostile_input(
     mcp = ok(hostile.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
     assert mcp["jsonrpc"] == "2.0"
     still_serves(hostile)
+
+
+@pytest.mark.parametrize(
+    "params", ['{"x": ' + LONG_INT + "}", "[" * 20_000 + "]" * 20_000], ids=["long int", "deep"]
+)
+def test_mcp_transport_answers_unreadable_json_with_a_parse_error(
+    hostile: TestClient, params: str
+) -> None:
+    """FastMCP's transport answers JSON it cannot decode with 400 and PARSE_ERROR; JSON that
+    Python cannot read (a 5000-digit integer, deep nesting) gets the same, not a 500."""
+    body = '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": ' + params + "}"
+    response = hostile.post("/mcp", content=body, headers=RPC_JSON)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == -32700
+    assert response.json()["error"]["message"].startswith("Parse error: ")
+    assert len(response.content) < 2_000
+    assert hostile.app.state.openenv.active_sessions == 0
 
 
 def test_openenv_task_routes_share_the_limits(hostile: TestClient) -> None:
