@@ -5,7 +5,8 @@
   content type (415), bodies over DCE_MAX_BODY_BYTES (413) or sent too slowly (408). It
   reads the body once and hands it on, so one limit covers every route.
 * `guard_openenv_posts`: OpenEnv's own POST routes (/mcp, /data-cleaning-openenv/*) refuse
-  text that is not valid Unicode (422) and rate-limit `openenv/session/create` (429).
+  text that is not valid Unicode (422), rate-limit `openenv/session/create` (429), and
+  answer a JSON-RPC `session_id` that is not text with INVALID_PARAMS.
 * `WebSocketGuard` (around /ws): rate-limits connects, answers binary, non-object,
   unreadable (too deep, 4300-digit integers) or invalid-Unicode frames with an error frame
   (the session goes on), and closes a connection that sent nothing for DCE_WS_IDLE_SECONDS.
@@ -22,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -221,6 +223,21 @@ def guard_openenv_posts(routes: list[Any], ours: set[int], limiter: RateLimit) -
             route.app = _openenv_post(route.app, limiter)
 
 
+def _untyped_session(data: Any) -> dict[str, Any] | None:
+    """The JSON-RPC error for a request whose `session_id` is not text (OpenEnv looks it up
+    in a dict: a list or an object would raise), else None."""
+    params = data.get("params") if isinstance(data, dict) else None
+    if not isinstance(params, dict) or isinstance(params.get("session_id", ""), str):
+        return None
+    request_id = data.get("id")
+    known_id = isinstance(request_id, str | int) and not isinstance(request_id, bool)
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id if known_id else None,
+        "error": {"code": -32602, "message": "Invalid params - 'session_id' must be text"},
+    }
+
+
 def _openenv_post(app: ASGIApp, limiter: RateLimit) -> ASGIApp:
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         body = await whole_body(receive)
@@ -236,6 +253,10 @@ def _openenv_post(app: ASGIApp, limiter: RateLimit) -> ASGIApp:
                 await limiter.take_async(client_key(scope), "session creations")
         except EnvError as exc:
             await _send_error(scope, receive, send, exc)
+            return
+        refusal = _untyped_session(data)
+        if refusal is not None:  # JSON-RPC errors are answered with 200, as OpenEnv's are
+            await JSONResponse(refusal)(scope, receive, send)
             return
         await app(scope, replay(body, receive), send)
 

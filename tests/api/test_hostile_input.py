@@ -510,6 +510,25 @@ def test_mcp_hostile_input(
     still_serves(hostile)
 
 
+@pytest.mark.parametrize("session_id", [["x"], {"a": 1}], ids=["list", "object"])
+@pytest.mark.parametrize("method", ["tools/list", "tools/call", "openenv/session/close"])
+def test_mcp_session_id_that_is_not_text_is_invalid_params(
+    hostile: TestClient, method: str, session_id: Any
+) -> None:
+    """OpenEnv's JSON-RPC on POST /mcp answers an unknown session id with INVALID_PARAMS;
+    an id that is not text gets the same, not a 500."""
+    request = {"jsonrpc": "2.0", "id": 7, "method": method, "params": {"session_id": session_id}}
+    response = hostile.post("/mcp", json=request)
+    assert response.status_code == 200, response.text
+    assert response.json() == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {"code": -32602, "message": "Invalid params - 'session_id' must be text"},
+    }
+    assert hostile.app.state.openenv.active_sessions == 0
+    ok(hostile.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+
+
 @pytest.mark.parametrize(
     "params", ['{"x": ' + LONG_INT + "}", "[" * 20_000 + "]" * 20_000], ids=["long int", "deep"]
 )
