@@ -10,6 +10,8 @@
 * `WebSocketGuard` (around /ws): rate-limits connects, answers binary, non-object,
   unreadable (too deep, 4300-digit integers) or invalid-Unicode frames with an error frame
   (the session goes on), and closes a connection that sent nothing for DCE_WS_IDLE_SECONDS.
+* OpenEnv's WebSocket /mcp is refused: its sessions' environment serves no MCP method (the
+  tools are FastMCP's, on POST /mcp), so such a socket would only hold a session.
 """
 
 from __future__ import annotations
@@ -431,6 +433,20 @@ def guard_websockets(
     for route in routes:
         if isinstance(route, WebSocketRoute) and route.path == "/ws":
             route.app = WebSocketGuard(route.app, settings, limiter, counts)
+        elif isinstance(route, WebSocketRoute) and route.path == "/mcp":
+            route.app = refuse_mcp_socket
+
+
+async def refuse_mcp_socket(scope: Scope, receive: Receive, send: Send) -> None:
+    """OpenEnv's WebSocket /mcp, answered: its session's environment would serve no MCP
+    method, so the socket is told where the tools are and closed, holding no session."""
+    if (await receive())["type"] != "websocket.connect":
+        return
+    message = "MCP over a WebSocket is not served: use POST /mcp (MCP's streamable HTTP)"
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32601, "message": message}}
+    await send({"type": "websocket.accept"})
+    await send({"type": "websocket.send", "text": json.dumps(error)})
+    await send({"type": "websocket.close", "code": 1008})
 
 
 def install_guards(app: Any, settings: Settings, limiter: RateLimit | None = None) -> RateLimit:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from dataclean_env.server.app import create_app
 from dataclean_env.settings import Settings
@@ -543,6 +544,20 @@ def test_mcp_transport_answers_unreadable_json_with_a_parse_error(
     assert response.json()["error"]["code"] == -32700
     assert response.json()["error"]["message"].startswith("Parse error: ")
     assert len(response.content) < 2_000
+    assert hostile.app.state.openenv.active_sessions == 0
+
+
+def test_mcp_over_a_websocket_is_refused_and_holds_no_session(hostile: TestClient) -> None:
+    """OpenEnv's WebSocket /mcp would hold a session whose environment serves no MCP method
+    (the tools are on POST /mcp): the socket is told so and closed, and takes no session."""
+    with hostile.websocket_connect("/mcp") as ws:
+        frame = ws.receive_json()
+        assert frame["jsonrpc"] == "2.0" and frame["id"] is None
+        assert frame["error"]["code"] == -32601
+        assert "POST /mcp" in frame["error"]["message"]
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+        assert closed.value.code == 1008
     assert hostile.app.state.openenv.active_sessions == 0
 
 
