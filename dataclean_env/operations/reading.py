@@ -12,7 +12,6 @@ import json
 from collections import Counter
 from typing import Any, Literal
 
-import regex
 from pydantic import Field
 
 from dataclean_env.engine.deferred import Table
@@ -22,7 +21,7 @@ from dataclean_env.engine.values import MISSING, json_cell
 from dataclean_env.errors import InvalidParameters
 from dataclean_env.operations.column_checks import require_columns
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
-from dataclean_env.operations.text import REGEX_SECONDS
+from dataclean_env.operations.text import REGEX_SECONDS, compile_pattern
 
 MAX_LISTED = 200  # values (or shapes) one value_counts step lists
 MAX_FOUND = 50  # rows one find_rows step shows
@@ -105,10 +104,7 @@ def _matcher(params: FindRowsParams, ctx: OpContext) -> Any:
     if params.pattern is not None:
         if "value" in params.model_fields_set:
             raise InvalidParameters("give `value` or `pattern`, not both")
-        try:
-            compiled = regex.compile(params.pattern)
-        except regex.error as exc:
-            raise InvalidParameters(f"invalid pattern: {exc}") from None
+        compiled = compile_pattern(params.pattern)
 
         def search(value: Any) -> bool:
             if value is MISSING:

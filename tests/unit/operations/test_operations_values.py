@@ -96,6 +96,22 @@ def test_regex_replace_with_groups_and_a_time_limit() -> None:
         op.apply(slow, params, OpContext())
 
 
+@pytest.mark.parametrize(
+    ("name", "extra"), [("regex_replace", {"replacement": ""}), ("find_rows", {})]
+)
+def test_a_pattern_whose_counted_repeats_multiply_past_the_limit_is_refused(
+    name: str, extra: dict[str, Any]
+) -> None:
+    """`(?:a{2000}){2000}` is 17 characters and compiles to 4,000,000 steps (a second and a
+    gigabyte, which no time limit interrupts): counted repeats multiply, and past
+    MAX_REPEAT_PRODUCT the pattern is refused before it is compiled."""
+    for pattern in ("(?:a{200}){200}", "a{101}b{100}", "(?:x{1,5000}){3}"):
+        with pytest.raises(InvalidParameters, match="counted repeats"):
+            apply(name, {"column": "name", "pattern": pattern, **extra})
+    fine = apply(name, {"column": "name", "pattern": r"^\s*\w{2}(?:\w{1,3}){1,10}", **extra})
+    assert fine.message.startswith("regex_replace" if name == "regex_replace" else "2 rows match")
+
+
 def test_replace_missing_turns_tokens_into_missing_cells() -> None:
     result = apply("replace_missing", {"tokens": ["n/a", "-"]})
     assert values(result.table, "name") == ["  ana lópez ", "BOB", None, None]
