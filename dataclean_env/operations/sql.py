@@ -20,7 +20,7 @@ import duckdb
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.engine.limits import raise_time_limit, remaining
+from dataclean_env.engine.limits import EngineLimits, raise_time_limit, remaining
 from dataclean_env.engine.values import MISSING, Kind, json_cell
 from dataclean_env.errors import InvalidParameters, SqlRefused, TooLarge
 from dataclean_env.operations.column_checks import rewrite_columns, take_rows
@@ -30,6 +30,14 @@ from dataclean_env.schemas import QueryResult
 MAX_SQL_CHARS = 20_000
 MAX_STATEMENTS = 20
 MAX_RESULT_ROWS = 50
+# The shown rows' text (every cell as VARCHAR), at most what a table may hold: an episode
+# keeps its last result and sends it with every answer. Measured inside DuckDB, so no row
+# reaches Python before it passes.
+MAX_RESULT_CHARS = EngineLimits.max_table_chars
+_TEXT_OF_EACH_COLUMN = (
+    "sum(coalesce(length(TRY_CAST(COLUMNS(*) AS VARCHAR)), "
+    "octet_length(TRY_CAST(COLUMNS(*) AS BLOB)), 0))"
+)
 MEMORY_LIMIT = "256MB"
 SQL_SECONDS = 2.0  # when the caller gives no deadline
 SANDBOX: dict[str, str | int | float | list[str]] = {
@@ -129,14 +137,20 @@ class QueryParams(Params):
 def query(table: pd.DataFrame, params: QueryParams, ctx: OpContext) -> OpResult:
     (text,) = statements_of(params.sql, {_STATEMENT_TYPE.SELECT}, 1)
     with sandbox(table, ctx.deadline) as connection:
-        cursor = connection.execute(text)
-        columns = [d[0] for d in cursor.description or []]
-        rows = cursor.fetchmany(MAX_RESULT_ROWS + 1)
+        relation = connection.sql(text)
+        head = relation.limit(MAX_RESULT_ROWS)
+        chars = sum(n or 0 for n in head.aggregate(_TEXT_OF_EACH_COLUMN).fetchall()[0])
+        if chars > MAX_RESULT_CHARS:
+            raise TooLarge(
+                f"the first {MAX_RESULT_ROWS} rows of the result hold {chars:,} characters; "
+                f"at most {MAX_RESULT_CHARS:,} (select fewer or shorter values, e.g. left(x, 100))"
+            )
+        rows = head.fetchall()
         total = len(rows)
-        while total > MAX_RESULT_ROWS and (more := len(cursor.fetchmany(10_000))):
-            total += more
-            remaining(ctx.deadline)
-    shown = [[_json(v) for v in row] for row in rows[:MAX_RESULT_ROWS]]
+        if total == MAX_RESULT_ROWS:  # counted by DuckDB, not fetched
+            total = relation.aggregate("count(*)").fetchall()[0][0]
+        columns = relation.columns
+    shown = [[_json(v) for v in row] for row in rows]
     # model_construct: the fields are built here, of the right types already.
     result = QueryResult.model_construct(
         columns=columns, rows=shown, total_rows=total, truncated=total > MAX_RESULT_ROWS

@@ -50,7 +50,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "rayyan-labelled"
 LABEL_BUDGET = 20  # tuples: Raha and Baran's standard budget, the labelled variant's too
-PAGE_ROWS = 1000  # rows one `query` reads: 50 result rows of 20 packed rows each
+PAGE_ROWS = 1000  # rows one `query` reads (50 result rows of 20 packed rows), halved while
+# a page holds more text than a result may (TOO_LARGE, a refusal: it costs no step)
 GROUP_ROWS = 20
 PROGRAM_STEPS = 20  # `program`'s bound
 MAP_ENTRIES = 1000  # `map`'s bound
@@ -107,15 +108,26 @@ def read_table(env: Env, columns: list[str], rows: int) -> list[list[str | None]
     quoted = ['"' + c.replace('"', '""') + '"' for c in columns]
     cells = ", ".join(f"CAST({c} AS VARCHAR)" for c in quoted)
     table: list[list[str | None]] = []
-    for start in range(0, rows, PAGE_ROWS):
+    page = PAGE_ROWS
+    while len(table) < rows:
+        start = len(table)
         sql = (
             f"SELECT to_json(list([{cells}] ORDER BY rn)) FROM "
             f"(SELECT *, row_number() OVER () - 1 AS rn FROM t) "
-            f"WHERE rn >= {start} AND rn < {start + PAGE_ROWS} "
+            f"WHERE rn >= {start} AND rn < {start + page} "
             f"GROUP BY rn // {GROUP_ROWS} ORDER BY min(rn)"
         )
-        result = env.step("query", sql=sql)["observation"]["query_result"]
-        table += [row for (packed,) in result["rows"] for row in json.loads(packed)]
+        try:
+            result = env.step("query", sql=sql)["observation"]["query_result"]
+        except EnvError as error:
+            if "TOO_LARGE" not in str(error) or page <= GROUP_ROWS:
+                raise
+            page //= 2
+            continue
+        read = [row for (packed,) in result["rows"] for row in json.loads(packed)]
+        if not read:
+            break
+        table += read
     if len(table) != rows:
         raise EnvError(f"read {len(table)} rows of {rows}")
     return table

@@ -3,9 +3,12 @@ built-in operations' (same table, snapshot and reward)."""
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 
 from dataclean_env.in_process import DataCleaningEnv
+from dataclean_env.operations.sql import MAX_RESULT_CHARS
 
 HOSTILE = {
     "SELECT * FROM read_csv('/etc/passwd')": "SQL_REFUSED",
@@ -82,6 +85,41 @@ def test_a_long_result_is_cut_at_50_rows_and_says_so() -> None:
         True,
     )
     assert len(shown.rows) == 50 and shown.rows[:2] == [[18298, "NULL"], [26475, "NULL"]]
+
+
+def test_a_result_whose_shown_rows_hold_too_much_text_is_refused() -> None:
+    """The shown rows are kept in the episode and sent with every answer: at most
+    MAX_RESULT_CHARS of text, measured inside DuckDB before a row reaches Python."""
+    env = DataCleaningEnv("rayyan")
+    env.reset()
+    for sql in (
+        f"SELECT repeat('x', {MAX_RESULT_CHARS // 2 + 1}) AS s FROM range(2)",
+        "SELECT repeat('x', 20000000) AS s",  # 20 MB, as one cell
+        "SELECT list(range) AS l FROM range(100000)",
+    ):
+        refused = env.step({"operation": "query", "parameters": {"sql": sql}})
+        assert refused.info["error"]["code"] == "TOO_LARGE", sql
+        assert f"at most {MAX_RESULT_CHARS:,}" in refused.info["error"]["detail"]
+        assert refused.observation.step == 0 and refused.observation.query_result is None
+    fits = f"SELECT repeat('x', {MAX_RESULT_CHARS // 2}) AS s FROM range(2)"
+    assert env.step({"operation": "query", "parameters": {"sql": fits}}).info.get("error") is None
+
+
+def test_rows_past_the_shown_ones_are_counted_without_reaching_python() -> None:
+    """Row 51 of 60 holds 20 MB: it is counted, never fetched."""
+    env = DataCleaningEnv("rayyan")
+    env.reset()
+    sql = "SELECT CASE WHEN range = 50 THEN repeat('x', 20000000) ELSE 'a' END AS s FROM range(60)"
+    tracemalloc.start()
+    try:
+        result = env.step({"operation": "query", "parameters": {"sql": sql}})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    shown = result.observation.query_result
+    assert shown is not None and (shown.total_rows, shown.truncated) == (60, True)
+    assert shown.rows == [["a"]] * 50
+    assert peak < 5_000_000  # bytes Python allocated during the step
 
 
 def test_only_a_query_step_carries_a_result() -> None:
