@@ -57,6 +57,8 @@ from dataclean_env.schemas import (
 from dataclean_env.tasks import Task
 
 log = logging.getLogger(__name__)
+# Re-entrant: the server's event loop takes it, when it is free, around work that takes it.
+EpisodeLock = threading.RLock
 
 
 # Every optional field of the reward object is None by default (left out of its JSON).
@@ -103,7 +105,7 @@ class Episode:
         # "refusal_budget" (truncated); None while it runs.
         self.end_reason: str | None = None
         self.refusals = 0  # refused actions so far
-        self.lock = threading.Lock()
+        self.lock = EpisodeLock()
         self.last_used = 0.0  # set by the store that holds the episode
         self.blind = False  # reward_mode="hidden": the doors hide the score until done
         # Rows `label` may reveal (a leaderboard episode offers none) and the rows revealed.

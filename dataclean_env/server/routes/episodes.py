@@ -17,8 +17,10 @@ to a thread so that the event loop keeps serving other clients meanwhile. So doe
 operation whose cost the client controls beyond the table's size (`Operation.slow`:
 regex_replace, program): it may use the whole step time limit, and on the event loop it
 would stall every other client, /health included. Such steps share a few threads of their
-own, so they cannot take the pool's threads from everyone else either. The /ws door runs its
-engine work here too.
+own, so they cannot take the pool's threads from everyone else either. Work on a busy
+episode (another call's step holds its lock) waits for it in a thread too: on the event
+loop, one client's long query on a shared episode would stall everyone. The /ws door runs
+its engine work here too.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dataclean_env.engine.doors import check_episode_id, parse_reset_options
+from dataclean_env.engine.episode import EpisodeLock
 from dataclean_env.errors import EnvError, TaskMismatch
 from dataclean_env.operations import canonical_name, get_operation
 from dataclean_env.schemas import Action, EpisodeState, ResetRequest, StepResult
@@ -75,27 +78,43 @@ def _timed(work: Callable[[], T]) -> T:
 
 
 async def run_sized(
-    work: Callable[[], T], cells: int, slow: bool = False, waits: bool = False
+    work: Callable[[], T],
+    cells: int,
+    slow: bool = False,
+    waits: bool = False,
+    lock: EpisodeLock | None = None,
 ) -> T:
     """`work` on the event loop or in a thread; `waits`: it may wait on I/O (a reset that
-    settles with the shared limit store), so always in a thread."""
+    settles with the shared limit store), so always in a thread. `lock`: the episode lock
+    `work` takes (re-entrant): inline work holds it from here, taken only if it is free, so
+    the event loop never waits for it."""
     global _slow_limiter
     if slow:
         if _slow_limiter is None:
             _slow_limiter = anyio.CapacityLimiter(SLOW_THREADS)
         return await anyio.to_thread.run_sync(_timed, work, limiter=_slow_limiter)
     if cells <= INLINE_CELLS and not waits:
-        return _timed(work)
+        if lock is None:
+            return _timed(work)
+        if lock.acquire(blocking=False):
+            try:
+                return _timed(work)
+            finally:
+                lock.release()
     return await run_in_threadpool(_timed, work)
 
 
 async def run_engine(
-    work: Callable[[], BaseModel], cells: int, slow: bool = False, waits: bool = False
+    work: Callable[[], BaseModel],
+    cells: int,
+    slow: bool = False,
+    waits: bool = False,
+    lock: EpisodeLock | None = None,
 ) -> Response:
     # pydantic writes the JSON itself (in Rust): the same bytes as JSONResponse of
     # model_dump(mode="json"), in a quarter of the time. A step's result arrives with its
     # JSON already written by the engine (StepResult.json_bytes).
-    result = await run_sized(work, cells, slow, waits)
+    result = await run_sized(work, cells, slow, waits, lock)
     body = result.json_bytes() if isinstance(result, StepResult) else result.model_dump_json()
     return Response(body, media_type="application/json")
 
@@ -160,7 +179,9 @@ async def serve_step(
         with episode.lock:
             return blind_view(episode, episode.step(call.action))
 
-    return await run_engine(work, episode.cells, slow=is_slow(call.action.operation))
+    return await run_engine(
+        work, episode.cells, slow=is_slow(call.action.operation), lock=episode.lock
+    )
 
 
 async def serve_state(store: EpisodeStore, task_id: str | None, episode_id: str | None) -> Response:
@@ -173,7 +194,7 @@ async def serve_state(store: EpisodeStore, task_id: str | None, episode_id: str 
         with episode.lock:
             return blind_view(episode, episode.state())
 
-    return await run_engine(work, episode.cells)
+    return await run_engine(work, episode.cells, lock=episode.lock)
 
 
 def _query(scope: Scope, name: str) -> str | None:

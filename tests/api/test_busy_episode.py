@@ -1,0 +1,109 @@
+"""A call on a busy episode (another call's step holds its lock, e.g. a long query in a worker
+thread) waits for it off the event loop: the server answers everyone else meanwhile. Before,
+a small table's state or step waited for the lock on the event loop, and a shared episode
+(a task's default, which every id-less client uses) let one client stall the whole server.
+Over a real uvicorn on 127.0.0.1, REST and /ws."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import httpx
+import pytest
+from websockets.sync.client import connect
+
+from tests.web import LiveServer
+
+TASK = "easy_dedup_rename"
+T = TypeVar("T")
+
+
+class WatchedLock:
+    """The episode's re-entrant lock, telling when a caller has to wait for it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.waiting = threading.Event()
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        if self.lock.acquire(blocking=False):
+            return True
+        if not blocking:
+            return False
+        self.waiting.set()
+        return self.lock.acquire(True, timeout)
+
+    def release(self) -> None:
+        self.lock.release()
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+@pytest.fixture
+def live() -> Iterator[LiveServer]:
+    with LiveServer() as server:
+        yield server
+
+
+def answered_while_busy(live: LiveServer, episode: Any, call: Callable[[], T]) -> T:
+    """What `call()` answers when it is sent while another step holds `episode`'s lock;
+    checks on the way that the call waits for the lock and /health is answered meanwhile."""
+    watched = episode.lock = WatchedLock()
+    watched.acquire()  # another client's long step, running
+    pool = ThreadPoolExecutor(1)
+    try:
+        pending = pool.submit(call)
+        assert watched.waiting.wait(60), "the call never reached the episode"
+        health = httpx.get(f"{live.url}/health", timeout=60)  # a stalled loop: ReadTimeout
+        assert health.status_code == 200
+        assert not pending.done()  # still waiting for the episode, off the event loop
+    finally:
+        watched.release()
+        pool.shutdown(wait=True)
+    return pending.result()
+
+
+def test_a_rest_state_on_a_busy_episode_waits_off_the_event_loop(live: LiveServer) -> None:
+    assert httpx.post(f"{live.url}/reset/{TASK}", json={"episode_id": "busy"}).status_code == 200
+    episode = live.app.state.store.get("busy")
+    answer = answered_while_busy(
+        live,
+        episode,
+        lambda: httpx.get(f"{live.url}/state", params={"episode_id": "busy"}, timeout=120),
+    )
+    assert answer.status_code == 200 and answer.json()["step_count"] == 0
+
+
+def test_a_rest_step_on_a_busy_episode_waits_off_the_event_loop(live: LiveServer) -> None:
+    assert httpx.post(f"{live.url}/reset/{TASK}", json={"episode_id": "busy"}).status_code == 200
+    episode = live.app.state.store.get("busy")
+    body = {"episode_id": "busy", "operation": "remove_duplicates"}
+    answer = answered_while_busy(
+        live, episode, lambda: httpx.post(f"{live.url}/step/{TASK}", json=body, timeout=120)
+    )
+    assert answer.status_code == 200 and answer.json()["info"]["step"] == 1
+
+
+def test_a_ws_step_on_a_busy_episode_waits_off_the_event_loop(live: LiveServer) -> None:
+    url = live.url.replace("http://", "ws://") + "/ws"
+    with connect(url, open_timeout=60) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"task_id": TASK}}))
+        assert json.loads(ws.recv(timeout=60))["type"] == "observation"
+        (environment,) = [e for e in live.app.state.openenv._sessions.values() if e is not None]
+
+        def step() -> dict[str, Any]:
+            ws.send(json.dumps({"type": "step", "data": {"operation": "remove_duplicates"}}))
+            frame: dict[str, Any] = json.loads(ws.recv(timeout=120))
+            return frame
+
+        frame = answered_while_busy(live, environment.episode, step)
+    assert frame["type"] == "observation", frame
+    assert frame["data"]["observation"]["step"] == 1
