@@ -531,14 +531,17 @@ def test_mcp_session_id_that_is_not_text_is_invalid_params(
 
 
 @pytest.mark.parametrize(
-    "params", ['{"x": ' + LONG_INT + "}", "[" * 20_000 + "]" * 20_000], ids=["long int", "deep"]
+    "params",
+    [b'{"x": ' + LONG_INT.encode() + b"}", b"[" * 20_000 + b"]" * 20_000, b'{"x": "\xff"}'],
+    ids=["long int", "deep", "not UTF-8"],
 )
 def test_mcp_transport_answers_unreadable_json_with_a_parse_error(
-    hostile: TestClient, params: str
+    hostile: TestClient, params: bytes
 ) -> None:
     """FastMCP's transport answers JSON it cannot decode with 400 and PARSE_ERROR; JSON that
-    Python cannot read (a 5000-digit integer, deep nesting) gets the same, not a 500."""
-    body = '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": ' + params + "}"
+    Python cannot read (a 5000-digit integer, deep nesting, bad UTF-8) gets the same, not a
+    500."""
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": ' + params + b"}"
     response = hostile.post("/mcp", content=body, headers=RPC_JSON)
     assert response.status_code == 400, response.text
     assert response.json()["error"]["code"] == -32700
