@@ -290,12 +290,10 @@ def frame_problem(message: Message) -> str | None:
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        why = unreadable(exc)  # None: not JSON, which OpenEnv answers with INVALID_JSON itself
-        return (
-            None
-            if why is None
-            else _error_frame(f"the frame cannot be read: {why}", "INVALID_JSON")
-        )
+        why = unreadable(exc)
+        if why is None:
+            return None  # not JSON: OpenEnv answers INVALID_JSON itself
+        return _error_frame(f"the frame cannot be read: {why}", "INVALID_JSON")
     if not isinstance(data, dict):
         return _error_frame("a frame must be a JSON object with a 'type'", "INVALID_JSON")
     if has_invalid_text(text.encode("utf-8", "surrogatepass"), data):

@@ -7,8 +7,9 @@ The protocol (the `initialize` handshake, `tools/list`, `tools/call`, sessions b
 `SessionServer` /ws uses, so the same limits hold: `max_sessions`, the creation rate per client
 (an `initialize` counts as a session creation), and expiry after
 `detached_session_seconds` without a call. A body Python's JSON reader cannot read (nesting
-past the recursion limit, an integer of over 4300 digits) gets the transport's own parse
-error (400, PARSE_ERROR): the transport catches only malformed JSON, and would answer 500.
+past the recursion limit, an integer of over 4300 digits, bad UTF-8) gets the transport's
+own parse error (400, PARSE_ERROR): the transport catches only malformed JSON, and would
+answer 500.
 
 OpenEnv's own JSON-RPC on POST /mcp (`openenv/session/create` and its clients) stays: a request
 goes to the MCP transport when it carries `Mcp-Session-Id` or accepts `text/event-stream`, as
@@ -75,12 +76,12 @@ class McpGateway:
                 await _parse_error(why)(scope, receive, send)
                 return
             receive = replay(body, receive)
-        if scope["method"] == "POST" and b"mcp-session-id" not in headers:
-            try:  # a new MCP session: limited like every other session creation
-                await self.limiter.take_async(client_key(scope), "session creations")
-            except EnvError as error:
-                await env_error_response(error)(scope, receive, send)
-                return
+            if b"mcp-session-id" not in headers:
+                try:  # a new MCP session: limited like every other session creation
+                    await self.limiter.take_async(client_key(scope), "session creations")
+                except EnvError as error:
+                    await env_error_response(error)(scope, receive, send)
+                    return
         await self._ensure_started()
         await self._http_app(scope, receive, send)
 
