@@ -24,13 +24,17 @@ REGEX_SECONDS = 0.5  # per cell, and never past the step's deadline
 # The regex module unrolls a counted repeat inside another, so `(?:a{2000}){2000}` compiles to
 # 4,000,000 steps: a second and a gigabyte, before any time limit applies. The product of a
 # pattern's counted repeats bounds that, nested or not (counting them all over-counts, never
-# under-counts); 10,000 compiles in milliseconds.
+# under-counts); 10,000 compiles in milliseconds. Verbose mode, where a count may hold
+# spaces and comments (`{ 2000}`, `{2#c\n000}`), is refused, so every count is `{digits}`.
 MAX_REPEAT_PRODUCT = 10_000
 _COUNTED_REPEAT = regex.compile(r"\{(\d*),?(\d*)\}")
+_VERBOSE_FLAG = regex.compile(r"\(\?[\w-]*x[\w-]*[:)]")  # (?x), (?sx:...), (?-x) alike
 
 
 def compile_pattern(pattern: str) -> regex.Pattern[str]:
     """A client's pattern, compiled (and not kept in the module's cache), or InvalidParameters."""
+    if _VERBOSE_FLAG.search(pattern):
+        raise InvalidParameters("invalid pattern: verbose mode ((?x)) is not accepted")
     product = 1
     for low, high in _COUNTED_REPEAT.findall(pattern):
         product *= max(1, int(high or 0), int(low or 0))

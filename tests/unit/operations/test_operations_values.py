@@ -108,6 +108,10 @@ def test_a_pattern_whose_counted_repeats_multiply_past_the_limit_is_refused(
     for pattern in ("(?:a{200}){200}", "a{101}b{100}", "(?:x{1,5000}){3}"):
         with pytest.raises(InvalidParameters, match="counted repeats"):
             apply(name, {"column": "name", "pattern": pattern, **extra})
+    # Verbose mode lets a count hold spaces and comments ({ 200}, {2#c\n00}): refused.
+    for pattern in ("(?x)(?:a{ 200}){ 200}", "(?i-x:a{2#c\n00})", "(?sx:a)"):
+        with pytest.raises(InvalidParameters, match="verbose"):
+            apply(name, {"column": "name", "pattern": pattern, **extra})
     fine = apply(name, {"column": "name", "pattern": r"^\s*\w{2}(?:\w{1,3}){1,10}", **extra})
     assert fine.message.startswith("regex_replace" if name == "regex_replace" else "2 rows match")
 
