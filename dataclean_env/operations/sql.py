@@ -138,18 +138,18 @@ def query(table: pd.DataFrame, params: QueryParams, ctx: OpContext) -> OpResult:
     (text,) = statements_of(params.sql, {_STATEMENT_TYPE.SELECT}, 1)
     with sandbox(table, ctx.deadline) as connection:
         relation = connection.sql(text)
-        head = relation.limit(MAX_RESULT_ROWS)
-        chars = sum(n or 0 for n in head.aggregate(_TEXT_OF_EACH_COLUMN).fetchall()[0])
-        if chars > MAX_RESULT_CHARS:
-            raise TooLarge(
-                f"the first {MAX_RESULT_ROWS} rows of the result hold {chars:,} characters; "
-                f"at most {MAX_RESULT_CHARS:,} (select fewer or shorter values, e.g. left(x, 100))"
-            )
+        columns = relation.columns
+        _check_size(sum(map(len, columns)))  # the names, before the query runs at all
+        # The rows shown, computed once and kept in DuckDB (a query may draw random() anew
+        # on each run): measured there, then fetched.
+        relation.limit(MAX_RESULT_ROWS).create("shown")
+        head = connection.table("shown")
+        texts = head.aggregate(_TEXT_OF_EACH_COLUMN).fetchall()[0]
+        _check_size(sum(map(len, columns)) + sum(n or 0 for n in texts))
         rows = head.fetchall()
         total = len(rows)
         if total == MAX_RESULT_ROWS:  # counted by DuckDB, not fetched
             total = relation.aggregate("count(*)").fetchall()[0][0]
-        columns = relation.columns
     shown = [[_json(v) for v in row] for row in rows]
     # model_construct: the fields are built here, of the right types already.
     result = QueryResult.model_construct(
@@ -158,6 +158,14 @@ def query(table: pd.DataFrame, params: QueryParams, ctx: OpContext) -> OpResult:
     found = f"Query returned {total} row{'' if total == 1 else 's'}"
     message = found + (f"; the first {len(shown)} are shown." if result.truncated else ".")
     return OpResult(table, message, query_result=result)
+
+
+def _check_size(chars: int) -> None:
+    if chars > MAX_RESULT_CHARS:
+        raise TooLarge(
+            f"the result's names and first {MAX_RESULT_ROWS} rows hold {chars:,} characters; "
+            f"at most {MAX_RESULT_CHARS:,} (select fewer or shorter values, e.g. left(x, 100))"
+        )
 
 
 def _json(value: Any) -> Any:

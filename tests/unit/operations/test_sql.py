@@ -101,8 +101,34 @@ def test_a_result_whose_shown_rows_hold_too_much_text_is_refused() -> None:
         assert refused.info["error"]["code"] == "TOO_LARGE", sql
         assert f"at most {MAX_RESULT_CHARS:,}" in refused.info["error"]["detail"]
         assert refused.observation.step == 0 and refused.observation.query_result is None
-    fits = f"SELECT repeat('x', {MAX_RESULT_CHARS // 2}) AS s FROM range(2)"
+    fits = f"SELECT repeat('x', {MAX_RESULT_CHARS // 2 - 1}) AS s FROM range(2)"  # and 's'
     assert env.step({"operation": "query", "parameters": {"sql": fits}}).info.get("error") is None
+
+
+def test_the_rows_measured_are_the_rows_shown() -> None:
+    """A query may draw random() anew on each run: the shown rows are computed once."""
+    env = DataCleaningEnv("rayyan")
+    env.reset()
+    sql = (
+        "WITH s AS MATERIALIZED (SELECT random() AS r) SELECT CASE WHEN s.r < 0.5 THEN 'a' "
+        "ELSE repeat('x', 20000) END AS v FROM s, range(50)"
+    )
+    result = env.step({"operation": "query", "parameters": {"sql": sql}})
+    if result.info.get("error") is None:
+        shown = result.observation.query_result
+        assert shown is not None and shown.rows == [["a"]] * 50
+    else:
+        assert result.info["error"]["code"] == "TOO_LARGE"
+
+
+def test_column_names_count_against_the_result_size() -> None:
+    env = DataCleaningEnv("rayyan")
+    env.reset()
+    name = "x" * 10_000
+    sql = f'WITH a AS (SELECT 1 AS "{name}") SELECT {", ".join(["*"] * 60)} FROM a'
+    refused = env.step({"operation": "query", "parameters": {"sql": sql}})
+    assert refused.info["error"]["code"] == "TOO_LARGE"
+    assert "600,000 characters" in refused.info["error"]["detail"]
 
 
 def test_rows_past_the_shown_ones_are_counted_without_reaching_python() -> None:
