@@ -9,7 +9,8 @@ The protocol (the `initialize` handshake, `tools/list`, `tools/call`, sessions b
 `detached_session_seconds` without a call. A body Python's JSON reader cannot read (nesting
 past the recursion limit, an integer of over 4300 digits, bad UTF-8) gets the transport's
 own parse error (400, PARSE_ERROR): the transport catches only malformed JSON, and would
-answer 500.
+answer 500. Text that is not valid Unicode (a lone surrogate) is refused with 422
+INVALID_TEXT, as on OpenEnv's JSON-RPC route.
 
 OpenEnv's own JSON-RPC on POST /mcp (`openenv/session/create` and its clients) stays: a request
 goes to the MCP transport when it carries `Mcp-Session-Id` or accepts `text/event-stream`, as
@@ -23,13 +24,14 @@ import contextlib
 import json
 from typing import Any
 
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from dataclean_env.errors import EnvError
+from dataclean_env.errors import EnvError, InvalidText
 from dataclean_env.server.guards import replay, unreadable, whole_body
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.rate_limit import RateLimit, client_key
+from dataclean_env.server.requests import parse_json
 
 MCP_PATH = "/mcp"
 
@@ -71,9 +73,9 @@ class McpGateway:
         headers = dict(scope["headers"])
         if scope["method"] == "POST":
             body = await whole_body(receive)
-            why = _unreadable(body)
-            if why is not None:
-                await _parse_error(why)(scope, receive, send)
+            refusal = _refusal(body)
+            if refusal is not None:
+                await refusal(scope, receive, send)
                 return
             receive = replay(body, receive)
             if b"mcp-session-id" not in headers:
@@ -109,11 +111,19 @@ class McpGateway:
                 await self._runner
 
 
-def _unreadable(body: bytes) -> str | None:
+def _refusal(body: bytes) -> Response | None:
+    """The answer to a body the transport would fail on, or None to hand it on."""
     try:
         json.loads(body)
     except (ValueError, RecursionError) as exc:
-        return unreadable(exc)
+        why = unreadable(exc)
+        return None if why is None else _parse_error(why)
+    try:  # a lone surrogate could never be written back: the transport's answer would be empty
+        parse_json(body)
+    except InvalidText as exc:
+        return env_error_response(exc)
+    except EnvError:
+        pass  # NaN or Infinity, which the transport reads as Python does
     return None
 
 

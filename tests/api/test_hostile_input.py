@@ -550,6 +550,17 @@ def test_mcp_transport_answers_unreadable_json_with_a_parse_error(
     assert hostile.app.state.openenv.active_sessions == 0
 
 
+def test_mcp_transport_refuses_text_that_is_not_unicode(hostile: TestClient) -> None:
+    """A lone surrogate (here the request's id) could never be written back: the transport's
+    stream failed to encode its answer and sent an empty 200. Refused as OpenEnv's JSON-RPC
+    route refuses it."""
+    body = '{"jsonrpc": "2.0", "id": "\\ud800", "method": "initialize", "params": {}}'
+    response = hostile.post("/mcp", content=body, headers=RPC_JSON)
+    assert response.status_code == 422, response.text
+    assert response.json()["code"] == "INVALID_TEXT"
+    assert hostile.app.state.openenv.active_sessions == 0
+
+
 def test_mcp_over_a_websocket_is_refused_and_holds_no_session(hostile: TestClient) -> None:
     """OpenEnv's WebSocket /mcp would hold a session whose environment serves no MCP method
     (the tools are on POST /mcp): the socket is told so and closed, and takes no session."""
