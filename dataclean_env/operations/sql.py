@@ -139,13 +139,14 @@ def query(table: pd.DataFrame, params: QueryParams, ctx: OpContext) -> OpResult:
     with sandbox(table, ctx.deadline) as connection:
         relation = connection.sql(text)
         columns = relation.columns
-        _check_size(sum(map(len, columns)))  # the names, before the query runs at all
+        names = sum(map(len, columns))
+        _check_size(names)  # before the query runs at all
         # The rows shown, computed once and kept in DuckDB (a query may draw random() anew
         # on each run): measured there, then fetched.
         relation.limit(MAX_RESULT_ROWS).create("shown")
         head = connection.table("shown")
         texts = head.aggregate(_TEXT_OF_EACH_COLUMN).fetchall()[0]
-        _check_size(sum(map(len, columns)) + sum(n or 0 for n in texts))
+        _check_size(names + sum(n or 0 for n in texts))
         rows = head.fetchall()
         total = len(rows)
         if total == MAX_RESULT_ROWS:  # counted by DuckDB, not fetched

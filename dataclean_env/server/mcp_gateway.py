@@ -31,7 +31,7 @@ from dataclean_env.errors import EnvError, InvalidText
 from dataclean_env.server.guards import replay, unreadable, whole_body
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.rate_limit import RateLimit, client_key
-from dataclean_env.server.requests import parse_json
+from dataclean_env.server.requests import INVALID_TEXT, has_invalid_text
 
 MCP_PATH = "/mcp"
 
@@ -114,16 +114,12 @@ class McpGateway:
 def _refusal(body: bytes) -> Response | None:
     """The answer to a body the transport would fail on, or None to hand it on."""
     try:
-        json.loads(body)
+        data = json.loads(body)
     except (ValueError, RecursionError) as exc:
         why = unreadable(exc)
         return None if why is None else _parse_error(why)
-    try:  # a lone surrogate could never be written back: the transport's answer would be empty
-        parse_json(body)
-    except InvalidText as exc:
-        return env_error_response(exc)
-    except EnvError:
-        pass  # NaN or Infinity, which the transport reads as Python does
+    if has_invalid_text(body, data):  # a lone surrogate could never be written back
+        return env_error_response(InvalidText(INVALID_TEXT))
     return None
 
 

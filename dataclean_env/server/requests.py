@@ -40,6 +40,10 @@ async def read_json(request: Request, max_bytes: int) -> dict[str, Any]:
 _MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 
 
+# What a body holding a lone UTF-16 surrogate is refused with, on every route.
+INVALID_TEXT = "the body holds text that is not valid Unicode (a lone UTF-16 surrogate)"
+
+
 def parse_json(body: bytes) -> Any:
     """The JSON value of `body`; InvalidAction if it is not JSON, InvalidText if it holds a
     lone UTF-16 surrogate (such text could never be sent back, so it is refused here)."""
@@ -50,7 +54,7 @@ def parse_json(body: bytes) -> Any:
         # RecursionError covers absurdly deep nesting.
         raise InvalidAction(f"request body is not valid JSON: {type(exc).__name__}") from None
     if has_invalid_text(body, data):
-        raise InvalidText("the body holds text that is not valid Unicode (a lone UTF-16 surrogate)")
+        raise InvalidText(INVALID_TEXT)
     return data
 
 
