@@ -273,3 +273,12 @@ class SqlRefused(EnvError):
 
     code = "SQL_REFUSED"
     status = 422
+
+
+class SqlUnavailable(EnvError):
+    """The SQL sandbox's worker process could not be started (the rest of the server and
+    every other operation still work)."""
+
+    code = "SQL_UNAVAILABLE"
+    status = 503
+    retry_after = 5

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import filterfalse
-from typing import Any
+from typing import Any, NoReturn
 
 from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.engine.values import Kind
@@ -65,7 +65,7 @@ def remaining(deadline: float | None) -> float | None:
     return left
 
 
-def raise_time_limit() -> None:
+def raise_time_limit() -> NoReturn:
     raise StepTimeLimit(
         "the step took longer than its engine time limit and was refused; nothing changed "
         "(simplify the pattern or split the program)"

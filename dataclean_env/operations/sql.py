@@ -1,53 +1,43 @@
 """SQL over the episode's table: `query` (one read-only SELECT) and `sql` (UPDATE/DELETE).
 
-DuckDB runs the statements in a sandbox built fresh for each step: an in-memory database
-holding only the table `t`, no file or network access, no extension install or autoload,
-no replacement scans of Python objects, one thread, a memory limit, and its configuration
-locked before any client text runs. DuckDB's own parser classifies every statement first;
-a timer interrupts the connection at the step's deadline. The table is graded cell by cell
-like any step: `sql` rewrites cells through the same path as `set_cell` and `drop_rows`.
+DuckDB's own parser classifies every statement here first; the statements then run in a
+sandbox worker process (`dataclean_env.sandbox`): a fresh locked-down DuckDB database per
+step holding only the table `t`, in a process whose memory is capped and which is ended
+if the step runs past its deadline. The table is graded cell by cell like any step: `sql`
+rewrites cells through the same path as `set_cell` and `drop_rows`.
 """
 
 from __future__ import annotations
 
-import math
+import atexit
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any, TypeVar
 
 import duckdb
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.engine.limits import EngineLimits, raise_time_limit, remaining
+from dataclean_env.engine.limits import raise_time_limit, remaining
 from dataclean_env.engine.values import MISSING, Kind, json_cell
-from dataclean_env.errors import InvalidParameters, SqlRefused, TooLarge
+from dataclean_env.errors import InvalidParameters, SqlRefused, SqlUnavailable, TooLarge
 from dataclean_env.operations.column_checks import rewrite_columns, take_rows
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+from dataclean_env.sandbox import sql_jobs
+from dataclean_env.sandbox.pool import WorkerDied, WorkerPool, WorkerTimedOut, WorkerUnavailable
+from dataclean_env.sandbox.sql_jobs import MAX_RESULT_ROWS, SANDBOX, quoted
 from dataclean_env.schemas import QueryResult
 
+T = TypeVar("T")
 MAX_SQL_CHARS = 20_000
 MAX_STATEMENTS = 20
-MAX_RESULT_ROWS = 50
-# The shown rows' text (every cell as VARCHAR), at most what a table may hold: an episode
-# keeps its last result and sends it with every answer. Measured inside DuckDB, so no row
-# reaches Python before it passes.
-MAX_RESULT_CHARS = EngineLimits.max_table_chars
-_TEXT_OF_EACH_COLUMN = (
-    "sum(coalesce(length(TRY_CAST(COLUMNS(*) AS VARCHAR)), "
-    "octet_length(TRY_CAST(COLUMNS(*) AS BLOB)), 0))"
-)
-MEMORY_LIMIT = "256MB"
 SQL_SECONDS = 2.0  # when the caller gives no deadline
-SANDBOX: dict[str, str | int | float | list[str]] = {
-    "enable_external_access": False,
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "python_enable_replacements": False,
-    "threads": 1,
-    "memory_limit": MEMORY_LIMIT,
-}
+# At most this many SQL steps run at once in a process (the server runs at most four slow
+# steps at once); more wait for a worker, and the wait is not charged to their deadline.
+SANDBOX_PROCESSES = 4
+SANDBOX_HEADROOM_BYTES = 512 * 2**20  # what a worker may allocate beyond its start
+KILL_GRACE_SECONDS = 1.0  # past the deadline, for a query DuckDB cannot interrupt
 _STATEMENT_TYPE = duckdb.StatementType
 # The parser's own connection, made once here and never given a statement to run: the
 # module-level `duckdb.extract_statements` opens DuckDB's default database on first use,
@@ -75,43 +65,34 @@ def statements_of(text: str, allowed: set[Any], limit: int) -> list[str]:
     return [statement.query for statement in statements]
 
 
-@contextmanager
-def sandbox(table: pd.DataFrame, deadline: float | None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A fresh locked-down connection holding `table` as `t`, interrupted at `deadline`."""
+@lru_cache(maxsize=1)
+def sandbox_pool() -> WorkerPool:
+    """This process's SQL workers, started when first needed (the server warms one)."""
+    pool = WorkerPool(
+        SANDBOX_PROCESSES,
+        SANDBOX_HEADROOM_BYTES,
+        KILL_GRACE_SECONDS,
+        preload=[sql_jobs.__name__],
+    )
+    atexit.register(pool.close)
+    return pool
+
+
+def in_sandbox(job: Callable[..., T], *args: Any, deadline: float | None) -> T:
+    """`job(*args, seconds)` in a sandbox worker, with the seconds left before `deadline`."""
     left = remaining(deadline)
     seconds = SQL_SECONDS if left is None else left
-    connection = new_connection()
-    # An untimed step (a measurement's, `limits.untimed_limits`) is never interrupted.
-    timer = None if math.isinf(seconds) else threading.Timer(seconds, connection.interrupt)
     try:
-        load_table(connection, table)
-        if timer is not None:
-            timer.start()
-        yield connection
-    except duckdb.InterruptException:
+        return sandbox_pool().run(job, *args, seconds, seconds=seconds)
+    except WorkerTimedOut:
         raise_time_limit()
-    except duckdb.OutOfMemoryException:
-        raise TooLarge(f"the SQL needs more than {MEMORY_LIMIT} of memory") from None
-    except duckdb.Error as exc:
-        raise SqlRefused(f"{type(exc).__name__}: {exc}") from None
-    finally:
-        if timer is not None:
-            timer.cancel()
-        connection.close()
-
-
-def new_connection() -> duckdb.DuckDBPyConnection:
-    """A fresh in-memory database configured as `SANDBOX` (its configuration not yet locked)."""
-    return duckdb.connect(":memory:", config=dict(SANDBOX))
-
-
-def load_table(connection: duckdb.DuckDBPyConnection, table: pd.DataFrame) -> None:
-    """Copy `table` into `connection` as `t`, then lock its configuration."""
-    connection.register("frame", table)
-    connection.execute("CREATE TABLE t AS SELECT * FROM frame")
-    connection.unregister("frame")
-    connection.execute("SELECT setseed(0)")  # random() gives the same rows every step
-    connection.execute("SET lock_configuration = true")
+    except WorkerUnavailable as exc:
+        raise SqlUnavailable(f"SQL cannot run now: {exc}") from None
+    except WorkerDied as exc:
+        raise TooLarge(
+            f"the SQL ended its sandbox process ({exc}); most likely it needs more memory "
+            "than the sandbox has"
+        ) from None
 
 
 class QueryParams(Params):
@@ -136,21 +117,7 @@ class QueryParams(Params):
 )
 def query(table: pd.DataFrame, params: QueryParams, ctx: OpContext) -> OpResult:
     (text,) = statements_of(params.sql, {_STATEMENT_TYPE.SELECT}, 1)
-    with sandbox(table, ctx.deadline) as connection:
-        relation = connection.sql(text)
-        columns = relation.columns
-        names = sum(map(len, columns))
-        _check_size(names)  # before the query runs at all
-        # The rows shown, computed once and kept in DuckDB (a query may draw random() anew
-        # on each run): measured there, then fetched.
-        relation.limit(MAX_RESULT_ROWS).create("shown")
-        head = connection.table("shown")
-        texts = head.aggregate(_TEXT_OF_EACH_COLUMN).fetchall()[0]
-        _check_size(names + sum(n or 0 for n in texts))
-        rows = head.fetchall()
-        total = len(rows)
-        if total == MAX_RESULT_ROWS:  # counted by DuckDB, not fetched
-            total = relation.aggregate("count(*)").fetchall()[0][0]
+    columns, rows, total = in_sandbox(sql_jobs.run_query, table, text, deadline=ctx.deadline)
     shown = [[_json(v) for v in row] for row in rows]
     # model_construct: the fields are built here, of the right types already.
     result = QueryResult.model_construct(
@@ -159,14 +126,6 @@ def query(table: pd.DataFrame, params: QueryParams, ctx: OpContext) -> OpResult:
     found = f"Query returned {total} row{'' if total == 1 else 's'}"
     message = found + (f"; the first {len(shown)} are shown." if result.truncated else ".")
     return OpResult(table, message, query_result=result)
-
-
-def _check_size(chars: int) -> None:
-    if chars > MAX_RESULT_CHARS:
-        raise TooLarge(
-            f"the result's names and first {MAX_RESULT_ROWS} rows hold {chars:,} characters; "
-            f"at most {MAX_RESULT_CHARS:,} (select fewer or shorter values, e.g. left(x, 100))"
-        )
 
 
 def _json(value: Any) -> Any:
@@ -208,12 +167,7 @@ def sql(table: pd.DataFrame, params: SqlParams, ctx: OpContext) -> OpResult:
     texts = statements_of(params.sql, allowed, MAX_STATEMENTS)
     snapshot = ctx.snapshot_of(table)
     columns = list(snapshot.columns)
-    with sandbox(table, ctx.deadline) as connection:
-        for text in texts:
-            connection.execute(text)
-        names = ", ".join(_quoted(c) for c in columns)
-        cursor = connection.execute(f"SELECT rowid, {names} FROM t ORDER BY rowid")
-        rows = cursor.fetchall()
+    rows = in_sandbox(sql_jobs.run_statements, table, texts, columns, deadline=ctx.deadline)
     by_column = list(zip(*rows, strict=True)) if rows else [()] * (len(columns) + 1)
     keep = list(by_column[0])
     kept_snapshot = snapshot.with_rows(keep) if len(keep) != snapshot.n_rows else snapshot
@@ -246,10 +200,6 @@ def sql(table: pd.DataFrame, params: SqlParams, ctx: OpContext) -> OpResult:
     return OpResult(rewritten.output, message, rewritten.snapshot or kept_snapshot)
 
 
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 def _cell(value: Any) -> Any:
     if value is None or (isinstance(value, float) and value != value):
         return MISSING
@@ -271,7 +221,7 @@ def _same_form(cells: list[Any], old: list[Any]) -> list[Any]:
 def fd_violations_query(determinant: str, dependent: str, limit: int = MAX_RESULT_ROWS) -> str:
     """A `query` that lists the values of `determinant` mapped to more than one value of
     `dependent` (functional-dependency violations), most-used dependent value first."""
-    a, b = _quoted(determinant), _quoted(dependent)
+    a, b = quoted(determinant), quoted(dependent)
     return (
         f"SELECT {a} AS determinant, {b} AS dependent, count(*) AS n FROM t "
         f"WHERE {a} IN (SELECT {a} FROM t WHERE {a} IS NOT NULL GROUP BY {a} "

@@ -22,6 +22,7 @@ from dataclean_env import ENV_NAME, __version__
 from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import EnvError
 from dataclean_env.leaderboard.service import Leaderboard
+from dataclean_env.operations.sql import sandbox_pool
 from dataclean_env.server.affinity import Place
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.guards import creation_limit, install_guards
@@ -118,6 +119,9 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         # the same open (Leaderboard.open holds a lock).
         asyncio.get_running_loop().run_in_executor(None, open_leaderboard, app)
     heartbeat = asyncio.create_task(_leaderboard_heartbeat(app.state.leaderboard))
+    # The SQL sandbox's first worker (an interpreter importing DuckDB and pandas) starts
+    # now, not inside the first SQL step.
+    asyncio.get_running_loop().run_in_executor(None, sandbox_pool().warm)
     yield
     if warm is not None and not warm.done():
         warm.cancel()

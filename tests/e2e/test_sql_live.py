@@ -36,6 +36,8 @@ HOSTILE = [
     ("query", "SELECT sum(x) FROM generate_series(1, 10000000000) g(x)", "STEP_TIME_LIMIT"),
     ("query", "SELECT " + "1 + " * 50_000 + "1", "INVALID_PARAMETERS"),
     ("sql", "UPDATE t SET id = id + 1", "SQL_REFUSED"),
+    ("query", "SELECT len(range(200000000))", "TOO_LARGE"),  # 1.6 GB: past the sandbox's cap
+    ("sql", "UPDATE t SET article_title = repeat('x', 1200000000)", "TOO_LARGE"),
 ]
 
 

@@ -46,3 +46,18 @@ def test_the_readme_loop_finds_and_repairs_rayyan_with_query_and_sql() -> None:
     history = scope["env"].state().history  # type: ignore[attr-defined]
     assert [h.operation for h in history] == ["query", "sql", "query", "sql"]
     assert [h.message for h in history[::2]] == ["Query returned 1 row."] * 2
+
+
+def test_the_sandbox_s_limits_are_the_ones_the_pages_name() -> None:
+    from dataclean_env.operations import sql
+    from dataclean_env.sandbox import sql_jobs, worker
+
+    page = " ".join(DOC.read_text(encoding="utf-8").split())
+    design = " ".join((ROOT / "docs" / "DESIGN.md").read_text(encoding="utf-8").split())
+    headroom = f"segment is capped {sql.SANDBOX_HEADROOM_BYTES // 2**20} MiB above its start"
+    assert headroom in page and headroom in design
+    assert f"a {sql_jobs.MEMORY_LIMIT[:-2]} MB memory limit" in page
+    assert sql.SANDBOX_PROCESSES == 4 and "at most four per server process" in page
+    assert sql.KILL_GRACE_SECONDS == 1.0 and "one second past the deadline" in page
+    kept = f"more than {worker.KEPT_GROWTH // 2**20} MiB beyond its start"
+    assert kept in design and kept in page

@@ -1,0 +1,137 @@
+"""The DuckDB side of `query` and `sql`, run in a sandbox worker process (`sandbox.pool`).
+
+Each job builds a fresh in-memory database holding only the table `t`: no file or network
+access, no extension install or autoload, no replacement scans of Python objects, one
+thread, a memory limit, and its configuration locked before any client text runs. A timer
+interrupts the connection at the job's time; an answer computed past it is refused all the
+same. The jobs take and give plain values (a DataFrame, tuples of cells), so they cross
+the process boundary as pickles; DuckDB's errors come back as the engine's typed errors.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from dataclean_env.engine.limits import EngineLimits, raise_time_limit
+from dataclean_env.errors import SqlRefused, TooLarge
+
+MAX_RESULT_ROWS = 50
+# The shown rows' text (every cell as VARCHAR), at most what a table may hold: an episode
+# keeps its last result and sends it with every answer. Measured inside DuckDB, so no row
+# leaves the sandbox before it passes.
+MAX_RESULT_CHARS = EngineLimits.max_table_chars
+_TEXT_OF_EACH_COLUMN = (
+    "sum(coalesce(length(TRY_CAST(COLUMNS(*) AS VARCHAR)), "
+    "octet_length(TRY_CAST(COLUMNS(*) AS BLOB)), 0))"
+)
+MEMORY_LIMIT = "256MB"  # DuckDB's buffers; the worker's process cap bounds everything else
+SANDBOX: dict[str, str | int | float | list[str]] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "python_enable_replacements": False,
+    "threads": 1,
+    "memory_limit": MEMORY_LIMIT,
+}
+
+QueryAnswer = tuple[list[str], list[tuple[Any, ...]], int]  # columns, shown rows, total rows
+
+
+def warm_up() -> None:
+    """Open and close one sandbox, so a worker's cap counts from DuckDB's settled size."""
+    run_query(pd.DataFrame({"x": [1]}), "SELECT x FROM t", math.inf)
+
+
+def run_query(table: pd.DataFrame, text: str, seconds: float) -> QueryAnswer:
+    """One SELECT's columns, first `MAX_RESULT_ROWS` rows and total row count."""
+    with sandbox(table, seconds) as connection:
+        relation = connection.sql(text)
+        columns = relation.columns
+        names = sum(map(len, columns))
+        _check_size(names)  # before the query runs at all
+        # The rows shown, computed once and kept in DuckDB (a query may draw random() anew
+        # on each run): measured there, then fetched.
+        relation.limit(MAX_RESULT_ROWS).create("shown")
+        head = connection.table("shown")
+        texts = head.aggregate(_TEXT_OF_EACH_COLUMN).fetchall()[0]
+        _check_size(names + sum(n or 0 for n in texts))
+        rows = head.fetchall()
+        total = len(rows)
+        if total == MAX_RESULT_ROWS:  # counted by DuckDB, not fetched
+            total = relation.aggregate("count(*)").fetchall()[0][0]
+    return columns, rows, total
+
+
+def run_statements(
+    table: pd.DataFrame, texts: list[str], columns: list[str], seconds: float
+) -> list[tuple[Any, ...]]:
+    """Every row of `t` after the UPDATE/DELETE `texts`, as (rowid, *columns), in rowid order."""
+    with sandbox(table, seconds) as connection:
+        for text in texts:
+            connection.execute(text)
+        names = ", ".join(quoted(c) for c in columns)
+        return connection.execute(f"SELECT rowid, {names} FROM t ORDER BY rowid").fetchall()
+
+
+@contextmanager
+def sandbox(table: pd.DataFrame, seconds: float) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A fresh locked-down connection holding `table` as `t`, interrupted after `seconds`
+    (math.inf: never, for an untimed measurement)."""
+    connection = new_connection()
+    # A timer of an infinite interval would die in its thread (OverflowError): none then.
+    timer = None if math.isinf(seconds) else threading.Timer(seconds, connection.interrupt)
+    try:
+        load_table(connection, table)
+        started = time.monotonic()
+        if timer is not None:
+            timer.start()
+        yield connection
+        if time.monotonic() - started > seconds:  # done, but after its time
+            raise_time_limit()
+    except duckdb.InterruptException:
+        raise_time_limit()
+    except (duckdb.OutOfMemoryException, MemoryError):
+        raise TooLarge(
+            f"the SQL needs more memory than its sandbox has ({MEMORY_LIMIT} for DuckDB's "
+            "buffers and a cap on the whole process); select or build less at once"
+        ) from None
+    except duckdb.Error as exc:
+        raise SqlRefused(f"{type(exc).__name__}: {exc}") from None
+    finally:
+        if timer is not None:
+            timer.cancel()
+        connection.close()
+
+
+def new_connection() -> duckdb.DuckDBPyConnection:
+    """A fresh in-memory database configured as `SANDBOX` (its configuration not yet locked)."""
+    return duckdb.connect(":memory:", config=dict(SANDBOX))
+
+
+def load_table(connection: duckdb.DuckDBPyConnection, table: pd.DataFrame) -> None:
+    """Copy `table` into `connection` as `t`, then lock its configuration."""
+    connection.register("frame", table)
+    connection.execute("CREATE TABLE t AS SELECT * FROM frame")
+    connection.unregister("frame")
+    connection.execute("SELECT setseed(0)")  # random() gives the same rows every step
+    connection.execute("SET lock_configuration = true")
+
+
+def quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _check_size(chars: int) -> None:
+    if chars > MAX_RESULT_CHARS:
+        raise TooLarge(
+            f"the result's names and first {MAX_RESULT_ROWS} rows hold {chars:,} characters; "
+            f"at most {MAX_RESULT_CHARS:,} (select fewer or shorter values, e.g. left(x, 100))"
+        )
