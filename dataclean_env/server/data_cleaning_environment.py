@@ -161,8 +161,13 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         task_id = options.get("task_id") or self.registry.task_ids()[0]
         known = isinstance(task_id, str) and task_id in self.registry.task_ids()
         cells = self.registry.spec(task_id).cells if known else 0  # unknown: reset() refuses it
+        # A reset naming an issued episode joins it: it may build it or wait for another
+        # client's step on it, so it runs in a thread, never on the event loop.
+        joins = bool(episode_id) and self.issued is not None
         try:
-            return await run_sized(lambda: self.reset(seed, episode_id, **options), cells)
+            return await run_sized(
+                lambda: self.reset(seed, episode_id, **options), cells, waits=joins
+            )
         except EnvError as error:
             keep_code(error)  # a misdirected join's frame says MISDIRECTED, as REST does
             raise

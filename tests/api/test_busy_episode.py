@@ -107,3 +107,23 @@ def test_a_ws_step_on_a_busy_episode_waits_off_the_event_loop(live: LiveServer) 
         frame = answered_while_busy(live, environment.episode, step)
     assert frame["type"] == "observation", frame
     assert frame["data"]["observation"]["step"] == 1
+
+
+def test_a_ws_reset_joining_a_busy_issued_episode_waits_off_the_event_loop(
+    live: LiveServer,
+) -> None:
+    # A leaderboard episode that another client is stepping, joined by a /ws reset naming it.
+    assert httpx.post(f"{live.url}/reset/{TASK}", json={"episode_id": "busy"}).status_code == 200
+    episode = live.app.state.store.get("busy")
+    live.app.state.store.issue("lb-busy", lambda: episode)
+    url = live.url.replace("http://", "ws://") + "/ws"
+    with connect(url, open_timeout=60) as ws:
+
+        def reset() -> dict[str, Any]:
+            ws.send(json.dumps({"type": "reset", "data": {"episode_id": "lb-busy"}}))
+            frame: dict[str, Any] = json.loads(ws.recv(timeout=120))
+            return frame
+
+        frame = answered_while_busy(live, episode, reset)
+    assert frame["type"] == "observation", frame
+    assert frame["data"]["observation"]["step"] == 0

@@ -85,7 +85,8 @@ async def run_sized(
     lock: EpisodeLock | None = None,
 ) -> T:
     """`work` on the event loop or in a thread; `waits`: it may wait on I/O (a reset that
-    settles with the shared limit store), so always in a thread. `lock`: the episode lock
+    settles with the shared limit store) or on another call (a /ws reset joining an issued
+    episode), so always in a thread. `lock`: the episode lock
     `work` takes (re-entrant): inline work holds it from here, taken only if it is free, so
     the event loop never waits for it."""
     global _slow_limiter
