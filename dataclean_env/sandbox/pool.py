@@ -112,12 +112,12 @@ class WorkerPool:
             if not worker.jobs.poll(wait):
                 raise WorkerTimedOut(f"the job ran past {seconds:.2f} s")
             kind, value, spent = worker.jobs.recv()
-        except WorkerTimedOut:
-            self._drop(worker)
-            raise
         except (EOFError, OSError):
             self._drop(worker)
             raise WorkerDied(_ending(worker.process)) from None
+        except BaseException:  # timed out, or the job or its answer did not pickle
+            self._drop(worker)
+            raise
         if spent:  # it holds memory a fresh worker would not: replaced
             self._drop(worker)
         else:

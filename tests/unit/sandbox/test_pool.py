@@ -81,3 +81,12 @@ def test_a_worker_that_cannot_start_is_reported() -> None:
     broken = WorkerPool(1, HEADROOM, 0.2, preload=["dataclean_env.no_such_module"])
     with broken, pytest.raises(WorkerUnavailable, match="exit code 1"):
         broken.run(os.getpid, seconds=30)
+
+
+def test_a_job_that_cannot_be_sent_is_refused_and_the_pool_keeps_its_room(
+    pool: WorkerPool,
+) -> None:
+    for _ in range(3):  # more than the pool's one worker: none may be lost
+        with pytest.raises(AttributeError, match="pickle"):
+            pool.run(len, lambda: None, seconds=30)
+    assert pool.run(len, "abc", seconds=30) == 3
