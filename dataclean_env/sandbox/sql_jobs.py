@@ -105,6 +105,10 @@ def sandbox(table: pd.DataFrame, seconds: float) -> Iterator[duckdb.DuckDBPyConn
         ) from None
     except duckdb.Error as exc:
         raise SqlRefused(f"{type(exc).__name__}: {exc}") from None
+    except (OverflowError, ValueError, TypeError, UnicodeError) as exc:
+        # A value DuckDB computed that its Python conversion cannot give (an interval of
+        # two billion months overflows a timedelta).
+        raise SqlRefused(f"a result value cannot be read: {type(exc).__name__}: {exc}") from None
     finally:
         if timer is not None:
             timer.cancel()
