@@ -165,7 +165,7 @@ def sandbox_parts(rows: int, repeats: int, work: Path) -> dict[str, float]:
         lambda: _updated(dirty, statement).close(),
         lambda: _read_back(dirty, statement),
         lambda: in_sandbox(
-            sql_jobs.run_statements, dirty, [statement], list(dirty.columns), deadline=None
+            sql_jobs.run_statements, dirty, [statement], list(dirty.columns), None, deadline=None
         ),
     ]
     parts = dict(zip(PARTS, runs, strict=True))

@@ -436,6 +436,7 @@ def _apply(episode: Episode, checked: _Checked) -> tuple[Table, OpResult]:
         allowed_operations=episode._allowed,
         history=checked.history,
         deadline=episode.limits.deadline(),
+        max_text_chars=episode._budget.max_table,
         clean_rows=getattr(episode.task.grader, "clean_rows", None) if labels else None,
     )
     try:

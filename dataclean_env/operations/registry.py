@@ -53,6 +53,9 @@ class OpContext:
     # time.monotonic() by which the whole step must be done (None: no limit); operations
     # whose cost the client controls (regex_replace, program) check it.
     deadline: float | None = None
+    # The characters of text the table may hold after the step (None: not known here);
+    # `sql` measures its result against it before the rows leave DuckDB.
+    max_text_chars: int | None = None
     # Labelled variants only: key values -> their clean rows (the grader's `clean_rows`).
     clean_rows: Callable[[list[Any]], dict[str, dict[str, str] | None]] | None = None
 

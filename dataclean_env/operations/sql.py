@@ -167,7 +167,9 @@ def sql(table: pd.DataFrame, params: SqlParams, ctx: OpContext) -> OpResult:
     texts = statements_of(params.sql, allowed, MAX_STATEMENTS)
     snapshot = ctx.snapshot_of(table)
     columns = list(snapshot.columns)
-    rows = in_sandbox(sql_jobs.run_statements, table, texts, columns, deadline=ctx.deadline)
+    rows = in_sandbox(
+        sql_jobs.run_statements, table, texts, columns, ctx.max_text_chars, deadline=ctx.deadline
+    )
     by_column = list(zip(*rows, strict=True)) if rows else [()] * (len(columns) + 1)
     keep = list(by_column[0])
     kept_snapshot = snapshot.with_rows(keep) if len(keep) != snapshot.n_rows else snapshot

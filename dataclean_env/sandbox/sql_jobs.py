@@ -71,12 +71,19 @@ def run_query(table: pd.DataFrame, text: str, seconds: float) -> QueryAnswer:
 
 
 def run_statements(
-    table: pd.DataFrame, texts: list[str], columns: list[str], seconds: float
+    table: pd.DataFrame,
+    texts: list[str],
+    columns: list[str],
+    max_text_chars: int | None,
+    seconds: float,
 ) -> list[tuple[Any, ...]]:
-    """Every row of `t` after the UPDATE/DELETE `texts`, as (rowid, *columns), in rowid order."""
+    """Every row of `t` after the UPDATE/DELETE `texts`, as (rowid, *columns), in rowid order;
+    TooLarge, before a row is fetched, if its text columns hold more than `max_text_chars`."""
     with sandbox(table, seconds) as connection:
         for text in texts:
             connection.execute(text)
+        if max_text_chars is not None:
+            _check_text(connection, max_text_chars)
         names = ", ".join(quoted(c) for c in columns)
         return connection.execute(f"SELECT rowid, {names} FROM t ORDER BY rowid").fetchall()
 
@@ -131,6 +138,19 @@ def load_table(connection: duckdb.DuckDBPyConnection, table: pd.DataFrame) -> No
 
 def quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def _check_text(connection: duckdb.DuckDBPyConnection, most: int) -> None:
+    """The engine's table limit, measured in DuckDB: characters in the text columns."""
+    table = connection.table("t")
+    kinds = zip(table.columns, table.types, strict=True)
+    texts = [quoted(c) for c, kind in kinds if str(kind) == "VARCHAR"]
+    if not texts:
+        return
+    sums = " + ".join(f"coalesce(sum(length({c})), 0)" for c in texts)
+    chars = int(table.aggregate(sums).fetchall()[0][0])
+    if chars > most:
+        raise TooLarge(f"the table would hold {chars} characters of text; at most {most}")
 
 
 def _check_size(chars: int) -> None:

@@ -292,3 +292,21 @@ def test_sql_without_a_worker_is_unavailable_and_changes_nothing(monkeypatch) ->
     result = env.step({"operation": "query", "parameters": {"sql": "SELECT 1"}})
     assert result.info["error"]["code"] == "SQL_UNAVAILABLE"
     assert (result.observation.step, result.reward) == (0, before.reward)
+
+
+def test_a_sql_result_past_the_table_s_text_limit_is_refused_before_it_leaves_duckdb() -> None:
+    # 20 MB of text (1,000 rows of 20,000 characters): measured in the sandbox, so the
+    # rows never reach this process.
+    env = DataCleaningEnv("rayyan")
+    before = env.reset()
+    tracemalloc.start()
+    try:
+        sql = "UPDATE t SET article_title = repeat('x', 20000)"
+        result = env.step({"operation": "sql", "parameters": {"sql": sql}})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.info["error"]["code"] == "TOO_LARGE"
+    assert "characters of text; at most 500000" in result.info["error"]["detail"]
+    assert (result.observation.step, result.reward) == (0, before.reward)
+    assert peak < 10_000_000  # bytes Python allocated during the step

@@ -25,7 +25,7 @@ def test_an_untimed_job_starts_no_interrupt_timer(monkeypatch: pytest.MonkeyPatc
 
 def test_statements_answer_every_row_in_rowid_order() -> None:
     texts = ["UPDATE t SET city = trim(city)", "DELETE FROM t WHERE id = 2"]
-    rows = run_statements(TABLE, texts, ["id", "city"], 30.0)
+    rows = run_statements(TABLE, texts, ["id", "city"], None, 30.0)
     assert rows == [(0, 1, "Oslo"), (2, 3, None)]
 
 
