@@ -59,5 +59,9 @@ def test_the_sandbox_s_limits_are_the_ones_the_pages_name() -> None:
     assert f"a {sql_jobs.MEMORY_LIMIT[:-2]} MB memory limit" in page
     assert sql.SANDBOX_PROCESSES == 4 and "at most four per server process" in page
     assert sql.KILL_GRACE_SECONDS == 1.0 and "one second past the deadline" in page
+    api = " ".join((ROOT / "docs" / "api.md").read_text(encoding="utf-8").split())
+    assert (
+        f"sandbox process capped {sql.SANDBOX_HEADROOM_BYTES // 2**20} MiB above its start" in api
+    )
     kept = f"more than {worker.KEPT_GROWTH // 2**20} MiB beyond its start"
     assert kept in design and kept in page
