@@ -15,11 +15,14 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import pandas as pd
 
@@ -57,6 +60,7 @@ from dataclean_env.schemas import (
 from dataclean_env.tasks import Task
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 # Re-entrant: the server's event loop takes it, when it is free, around work that takes it.
 EpisodeLock = threading.RLock
 
@@ -106,6 +110,8 @@ class Episode:
         self.end_reason: str | None = None
         self.refusals = 0  # refused actions so far
         self.lock = EpisodeLock()
+        # Odd while a step's commit or refusal is changing the episode (`read_committed`).
+        self._changes = 0
         self.last_used = 0.0  # set by the store that holds the episode
         self.blind = False  # reward_mode="hidden": the doors hide the score until done
         # Rows `label` may reveal (a leaderboard episode offers none) and the rows revealed.
@@ -147,15 +153,18 @@ class Episode:
                 f"episode {self.episode_id!r} is finished; reset to start a new one"
             )
         try:
-            return self._commit(next_step(self, action))
+            step = next_step(self, action)
         except ServerFault:
             raise
         except EnvError:
-            self.refusals += 1
-            if self.refusals >= self.spec.max_steps:
-                self.done, self.end_reason = True, "refusal_budget"
-                self.last_message = "Too many refused actions; episode finished."
+            with self._changing():
+                self.refusals += 1
+                if self.refusals >= self.spec.max_steps:
+                    self.done, self.end_reason = True, "refusal_budget"
+                    self.last_message = "Too many refused actions; episode finished."
             raise
+        with self._changing():
+            return self._commit(step)
 
     def refusal(self, action: Action) -> EnvError | None:
         """The refusal `action` would get now, without taking it (None: it would be taken).
@@ -202,6 +211,14 @@ class Episode:
                 f"{step.record.operation} could not be applied; nothing changed"
             ) from exc
         return served
+
+    @contextmanager
+    def _changing(self) -> Iterator[None]:
+        self._changes += 1
+        try:
+            yield
+        finally:
+            self._changes += 1
 
     def _committed(self) -> tuple[Any, ...]:
         return _read_committed(self), len(self.history), len(self.messages)
@@ -300,6 +317,24 @@ class Episode:
                 "info": self.info(error),
             },
         )
+
+    def read_committed(self, read: Callable[[], T]) -> T:
+        """`read()` of the episode as last committed, without the lock, for a caller that
+        may not wait for a step in progress (OpenEnv reads a /ws session's state on the event
+        loop). A step changes nothing until it commits, which takes moments: a read that a
+        commit overlapped is read again."""
+        while True:
+            before = self._changes
+            if before % 2 == 0:
+                try:
+                    value = read()
+                except Exception:
+                    if self._changes == before:
+                        raise
+                else:
+                    if self._changes == before:
+                        return value
+            time.sleep(0)  # gives the committing thread the interpreter
 
     def state(self) -> EpisodeState:
         return EpisodeState(

@@ -236,8 +236,10 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
     def state(self) -> CleaningState:
         if self.episode is None:
             return CleaningState()
-        with self.episode.lock:
-            state = blind_view(self.episode, self.episode.state()).model_dump()
+        # OpenEnv reads this on the event loop: it must not wait for a step that another
+        # session joined to the same (issued) episode is running.
+        episode = self.episode
+        state = episode.read_committed(lambda: blind_view(episode, episode.state()).model_dump())
         return CleaningState(**state)
 
     def get_metadata(self) -> EnvironmentMetadata:

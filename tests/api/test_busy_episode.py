@@ -127,3 +127,28 @@ def test_a_ws_reset_joining_a_busy_issued_episode_waits_off_the_event_loop(
         frame = answered_while_busy(live, episode, reset)
     assert frame["type"] == "observation", frame
     assert frame["data"]["observation"]["step"] == 0
+
+
+def test_a_ws_state_on_a_busy_episode_answers_the_committed_state_at_once(
+    live: LiveServer,
+) -> None:
+    # OpenEnv reads a /ws session's `state` on the event loop: it may not wait for a step that
+    # another session (joined to the same issued episode) is running.
+    url = live.url.replace("http://", "ws://") + "/ws"
+    with connect(url, open_timeout=60) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"task_id": TASK}}))
+        assert json.loads(ws.recv(timeout=60))["type"] == "observation"
+        ws.send(json.dumps({"type": "step", "data": {"operation": "remove_duplicates"}}))
+        assert json.loads(ws.recv(timeout=60))["type"] == "observation"
+        (environment,) = [e for e in live.app.state.openenv._sessions.values() if e is not None]
+        watched = environment.episode.lock = WatchedLock()
+        watched.acquire()  # another client's long step, running
+        try:
+            ws.send(json.dumps({"type": "state"}))
+            frame = json.loads(ws.recv(timeout=60))  # a stalled loop: TimeoutError
+            assert not watched.waiting.is_set()
+        finally:
+            watched.release()
+    assert frame["type"] == "state", frame
+    assert frame["data"]["step_count"] == 1
+    assert [h["operation"] for h in frame["data"]["history"]] == ["remove_duplicates"]

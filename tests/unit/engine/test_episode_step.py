@@ -171,3 +171,32 @@ def test_a_remembered_step_and_a_computed_one_commit_the_same_bytes(
     assert first._commit(computed).json_bytes() == expected
     assert second._commit(taken).json_bytes() == expected
     assert second.snapshot is first.snapshot is not unshared.snapshot
+
+
+def test_a_committed_read_that_a_commit_overlapped_is_read_again(registry: TaskRegistry) -> None:
+    episode = Episode("read", registry.make("easy_dedup_rename", None))
+    seen: list[int] = []
+
+    def read() -> int:
+        seen.append(episode.step_count)
+        if len(seen) == 1:  # another thread's step commits while this read runs
+            episode.step(Action(operation="remove_duplicates"))
+        return episode.step_count
+
+    assert episode.read_committed(read) == 1
+    assert seen == [0, 1]
+
+
+def test_a_committed_read_that_a_refusal_overlapped_is_read_again(registry: TaskRegistry) -> None:
+    episode = Episode("read", registry.make("easy_dedup_rename", None))
+    seen: list[int] = []
+
+    def read() -> int:
+        seen.append(episode.refusals)
+        if len(seen) == 1:
+            with pytest.raises(UnknownOperation):
+                episode.step(Action(operation="no_such_operation"))
+        return episode.refusals
+
+    assert episode.read_committed(read) == 1
+    assert seen == [0, 1]
