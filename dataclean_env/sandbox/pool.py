@@ -11,7 +11,8 @@ process. Either way the worker is replaced and the server keeps serving.
 A worker is a fresh interpreter that imports the job modules once and then serves job
 after job (about 0.4 s to start); one that a job left holding memory is replaced.
 Starting one and waiting for an idle one are not charged to a job's time: its `seconds`
-start when it is handed over.
+start when it is handed over. A worker that does not take a job within that time (one that
+stopped reading) is ended as well.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import math
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -60,7 +62,8 @@ class _Worker:
                 stdin=subprocess.DEVNULL,
                 env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)},
             )
-        self.jobs = Connection(ours.detach())
+        self.channel = ours  # kept for its send timeout; `jobs` writes to the same socket
+        self.jobs = Connection(os.dup(ours.fileno()))
         # Ready once its imports are done and its cap is set: only then do jobs' clocks run.
         try:
             if not self.jobs.poll(STARTUP_SECONDS):
@@ -76,8 +79,20 @@ class _Worker:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def hand_over(
+        self, job: tuple[Callable[..., Any], tuple[Any, ...]], seconds: float | None
+    ) -> None:
+        """Send `job`, or WorkerTimedOut if the worker has not taken it all within `seconds`
+        (None: no limit); a job larger than the socket's buffers waits for the worker to read."""
+        self.channel.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(seconds))
+        try:
+            self.jobs.send(job)
+        except BlockingIOError:  # the send timed out
+            raise WorkerTimedOut(f"the worker took no job within {seconds:.2f} s") from None
+
     def end(self) -> None:
         self.jobs.close()
+        self.channel.close()
         if self.alive():
             self.process.kill()
         self.process.wait()
@@ -107,8 +122,8 @@ class WorkerPool:
         the grace, or WorkerTimedOut. Its exceptions are raised here."""
         worker = self._take()
         try:
-            worker.jobs.send((function, args))
             wait = None if math.isinf(seconds) else seconds + self.grace_seconds
+            worker.hand_over((function, args), wait)
             if not worker.jobs.poll(wait):
                 raise WorkerTimedOut(f"the job ran past {seconds:.2f} s")
             kind, value, spent = worker.jobs.recv()
@@ -185,6 +200,12 @@ class WorkerPool:
         with self._changed:
             self._started -= 1
             self._changed.notify()
+
+
+def _timeval(seconds: float | None) -> bytes:
+    """`struct timeval` for SO_SNDTIMEO (zero: no timeout)."""
+    whole = 0.0 if seconds is None else max(seconds, 1e-6)
+    return struct.pack("ll", int(whole), int(whole % 1 * 1e6))
 
 
 def _ending(process: subprocess.Popen[bytes]) -> str:

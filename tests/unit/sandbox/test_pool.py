@@ -4,11 +4,14 @@ replaced; the caller gets a typed answer either way. The jobs are plain library 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import signal
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pandas as pd
 import pytest
@@ -90,3 +93,20 @@ def test_a_job_that_cannot_be_sent_is_refused_and_the_pool_keeps_its_room(
         with pytest.raises(AttributeError, match="pickle"):
             pool.run(len, lambda: None, seconds=30)
     assert pool.run(len, "abc", seconds=30) == 3
+
+
+def test_a_worker_that_takes_no_job_in_its_time_is_ended(pool: WorkerPool) -> None:
+    # A stopped worker reads nothing: a job larger than the socket's buffers cannot be handed
+    # over, and the handover counts against the job's time like the rest of it.
+    stopped = pool.run(os.getpid, seconds=30)
+    os.kill(stopped, signal.SIGSTOP)
+    handing = ThreadPoolExecutor(1)
+    try:
+        pending = handing.submit(pool.run, len, b"x" * 2**25, seconds=0.2)
+        with pytest.raises(WorkerTimedOut, match="took no job"):
+            pending.result(timeout=60)  # before: the handover waited for the worker forever
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # it was killed and reaped
+            os.kill(stopped, signal.SIGCONT)
+        handing.shutdown(wait=False)
+    assert pool.run(os.getpid, seconds=30) != stopped
