@@ -10,6 +10,7 @@ rewrites cells through the same path as `set_cell` and `drop_rows`.
 from __future__ import annotations
 
 import atexit
+import math
 import threading
 from collections.abc import Callable
 from functools import lru_cache
@@ -129,9 +130,12 @@ def query(table: pd.DataFrame, params: QueryParams, ctx: OpContext) -> OpResult:
 
 
 def _json(value: Any) -> Any:
-    """A result cell as the observation writes cells (NULL for missing, ISO dates)."""
+    """A result cell as the observation writes cells (NULL for missing, ISO dates); an
+    infinite number, which JSON cannot hold, as DuckDB writes it."""
     if value is None:
         return json_cell(MISSING)
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
     if isinstance(value, (str, int, float, bool)):
         return json_cell(value)
     if hasattr(value, "isoformat"):

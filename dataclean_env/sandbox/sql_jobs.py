@@ -63,11 +63,47 @@ def run_query(table: pd.DataFrame, text: str, seconds: float) -> QueryAnswer:
         head = connection.table("shown")
         texts = head.aggregate(_TEXT_OF_EACH_COLUMN).fetchall()[0]
         _check_size(names + sum(n or 0 for n in texts))
-        rows = head.fetchall()
+        rows = _shown_rows(connection, head)
         total = len(rows)
         if total == MAX_RESULT_ROWS:  # counted by DuckDB, not fetched
             total = relation.aggregate("count(*)").fetchall()[0][0]
     return columns, rows, total
+
+
+# Result types whose Python form would misstate a value: an INTERVAL becomes a timedelta of
+# 30-day months, a list, struct, map or blob Python's repr. DuckDB's own text is shown.
+_SHOWN_AS_TEXT = frozenset({"interval", "list", "struct", "map", "array", "union", "blob", "bit"})
+# Dates and timestamps Python has no infinity for (it would show the largest or smallest).
+_TEMPORAL = frozenset(
+    {"date", "timestamp", "timestamp_s", "timestamp_ms", "timestamp_ns", "timestamp with time zone"}
+)
+
+
+def _shown_rows(
+    connection: duckdb.DuckDBPyConnection, head: duckdb.DuckDBPyRelation
+) -> list[tuple[Any, ...]]:
+    """The rows of `head`, each value whose Python form would misstate it written as DuckDB
+    writes it (an interval, a nested value, an infinite date)."""
+    kinds = [t.id for t in head.types]
+    temporal = [i for i, kind in enumerate(kinds) if kind in _TEMPORAL]
+    if _SHOWN_AS_TEXT.isdisjoint(kinds) and not temporal:
+        return head.fetchall()
+    names = [f"c{i}" for i in range(len(kinds))]  # by position: result names may repeat
+    shown = [
+        f"CAST({n} AS VARCHAR)" if kind in _SHOWN_AS_TEXT else n
+        for n, kind in zip(names, kinds, strict=True)
+    ]
+    # Beside each temporal column, its text where it is infinite (NULL elsewhere).
+    infinite = [f"CASE WHEN isinf(c{i}) THEN CAST(c{i} AS VARCHAR) END" for i in temporal]
+    query = f"SELECT {', '.join(shown + infinite)} FROM shown AS s({', '.join(names)})"
+    rows = []
+    for row in connection.sql(query).fetchall():
+        cells = list(row[: len(names)])
+        for i, text in zip(temporal, row[len(names) :], strict=True):
+            if text is not None:
+                cells[i] = text
+        rows.append(tuple(cells))
+    return rows
 
 
 def run_statements(
@@ -113,8 +149,8 @@ def sandbox(table: pd.DataFrame, seconds: float) -> Iterator[duckdb.DuckDBPyConn
     except duckdb.Error as exc:
         raise SqlRefused(f"{type(exc).__name__}: {exc}") from None
     except (OverflowError, ValueError, TypeError, UnicodeError) as exc:
-        # A value DuckDB computed that its Python conversion cannot give (an interval of
-        # two billion months overflows a timedelta).
+        # A value DuckDB computed that its Python conversion cannot give (in DuckDB 1.x, an
+        # interval of two billion months overflowed a timedelta; intervals now come as text).
         raise SqlRefused(f"a result value cannot be read: {type(exc).__name__}: {exc}") from None
     finally:
         if timer is not None:

@@ -3,6 +3,7 @@ built-in operations' (same table, snapshot and reward)."""
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 
 import pytest
@@ -26,8 +27,6 @@ HOSTILE = {
     # own memory cap refuses them, so the server never holds them.
     "SELECT len(range(200000000))": "TOO_LARGE",
     "SELECT length(repeat('x', 1200000000))": "TOO_LARGE",
-    # A value DuckDB computes but cannot hand to Python (OverflowError, not a duckdb.Error).
-    "SELECT INTERVAL 2000000000 MONTH": "SQL_REFUSED",
 }
 # A query that never ends runs until the step's time limit (2 s):
 # tests/api/test_sql_time_limit.py.
@@ -310,3 +309,37 @@ def test_a_sql_result_past_the_table_s_text_limit_is_refused_before_it_leaves_du
     assert "characters of text; at most 500000" in result.info["error"]["detail"]
     assert (result.observation.step, result.reward) == (0, before.reward)
     assert peak < 10_000_000  # bytes Python allocated during the step
+
+
+def test_a_result_value_python_would_misstate_is_written_as_duckdb_writes_it() -> None:
+    # Python's forms would show an INTERVAL as 30-day months (1 year as 360 days), an
+    # infinite date as 9999-12-31, an infinite number as JSON null and a list, struct, map
+    # or blob as Python's repr (a date in a list as `datetime.date(2020, 1, 1)`).
+    env = DataCleaningEnv("rayyan")
+    env.reset()
+    sql = (
+        "SELECT INTERVAL '1 year 2 days 3 seconds' AS i, 'infinity'::DATE AS d, "
+        "'-infinity'::TIMESTAMP AS ts, 'infinity'::DOUBLE AS f, -'inf'::DOUBLE AS g, "
+        "DATE '2024-01-02' AS day, TIMESTAMP '2024-01-02 03:04:05' AS at, id AS i, "
+        "['2020-01-01'::DATE] AS days, {'i': INTERVAL 1 MONTH, 's': 'NULL', 'n': NULL} AS s, "
+        "MAP {DATE '2020-01-01': 1} AS m, '\\xFF'::BLOB AS b FROM t ORDER BY id LIMIT 1"
+    )
+    result = env.step({"operation": "query", "parameters": {"sql": sql}})
+    shown = json.loads(result.json_bytes())["observation"]["query_result"]
+    assert shown["columns"] == ["i", "d", "ts", "f", "g", "day", "at", "i", "days", "s", "m", "b"]
+    assert shown["rows"] == [
+        [
+            "1 year 2 days 00:00:03",
+            "infinity",
+            "-infinity",
+            "inf",
+            "-inf",
+            "2024-01-02",
+            "2024-01-02T03:04:05",
+            1266,
+            "[2020-01-01]",
+            "{'i': 1 month, 's': 'NULL', 'n': NULL}",
+            "{2020-01-01=1}",
+            "\\xFF",
+        ]
+    ]
