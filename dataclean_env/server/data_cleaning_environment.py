@@ -60,7 +60,12 @@ from functools import lru_cache
 from typing import Any
 
 from dataclean_env import ENV_NAME, __version__
-from dataclean_env.engine.doors import attempt, parse_reset_options, start_episode
+from dataclean_env.engine.doors import (
+    attempt,
+    check_client_id,
+    parse_reset_options,
+    start_episode,
+)
 from dataclean_env.engine.episode import Episode
 from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import EnvError, InvalidAction
@@ -145,6 +150,8 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
             self.episode, self.reward_mode = joined, "hidden"
             with joined.lock:
                 return self._observation(joined.result(), 0.0)
+        if request.episode_id is not None:
+            check_client_id(request.episode_id)  # as every door: "dce:" ids are the server's
         task = request.task_id or self.registry.task_ids()[0]
         self.episode = start_episode(
             self.registry, task, request.seed, request.split, request.episode_id, memory=self.memory

@@ -403,6 +403,11 @@ WS_CASES: list[tuple[str, Any, str]] = [
     ("invalid JSON", "{nope", "INVALID_JSON"),
     ("unknown frame type", '{"type": "launch"}', "UNKNOWN_TYPE"),
     (
+        "reset with an id of the server's namespace",  # as REST refuses it: no id twice
+        '{"type": "reset", "data": {"episode_id": "dce:xewnpNx1RCqsbHjdXZSPTQ"}}',
+        "EXECUTION_ERROR",  # OpenEnv's code for a refused reset (tests/e2e/test_openenv.py)
+    ),
+    (
         "step that is not an action",
         '{"type": "step", "data": {"operation": 5}}',
         "VALIDATION_ERROR",
