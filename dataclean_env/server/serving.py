@@ -2,8 +2,11 @@
 
 uvicorn arms its keep-alive timer only after a response, so a client that opens a
 connection and sends its headers one byte at a time (slowloris) holds the connection for
-as long as it likes. `header_timeout_protocol` closes a connection whose request headers
-are not complete DCE_HEADER_SECONDS after the request began.
+as long as it likes; and httptools buffers headers of any size (50 MB of one header took
+the server 80 MB up), trailers after a chunked body too (5 GB in 15 s). `guarded_protocol`
+closes a connection whose request headers are not complete DCE_HEADER_SECONDS after the
+request began, answers 431 HEADERS_TOO_LARGE to one whose headers pass 64 KiB, and closes
+one whose trailers do.
 
 `server --workers N` serves the same app with the same options in each process, on a Unix
 socket behind HAProxy (`worker_options`, `behind_balancer`).
@@ -12,6 +15,7 @@ socket behind HAProxy (`worker_options`, `behind_balancer`).
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -20,18 +24,48 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from dataclean_env.settings import Settings
 
+MAX_HEADER_BYTES = 64 * 1024  # a request line and headers; past it: 431, and closed
+_HEADERS_TOO_LARGE = json.dumps(
+    {
+        "detail": f"the request line and headers exceed {MAX_HEADER_BYTES} bytes",
+        "code": "HEADERS_TOO_LARGE",
+    }
+).encode()
 
-def header_timeout_protocol(seconds: float) -> type[HttpToolsProtocol]:
-    class HeaderTimeoutProtocol(HttpToolsProtocol):
+
+def guarded_protocol(seconds: float, max_header_bytes: int) -> type[HttpToolsProtocol]:
+    """httptools' protocol with the request's headers (and trailers) bounded in time and
+    size."""
+
+    class GuardedProtocol(HttpToolsProtocol):
         _header_timer: asyncio.TimerHandle | None = None
+        # Bytes of the current request, and of its body: the rest are its request line,
+        # headers, chunk framing and trailers, which httptools and uvicorn keep in memory.
+        _request_bytes = 0
+        _body_bytes = 0
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._arm()
 
+        def data_received(self, data: bytes) -> None:
+            # Counted before parsing: a read that ends one request and begins the next
+            # restarts the count inside (at most one read's worth goes uncounted).
+            self._request_bytes += len(data)
+            super().data_received(data)
+            # Framing may match the body's size (many small chunks); past that and the
+            # header limit, the request is refused.
+            if self._request_bytes - 2 * self._body_bytes > max_header_bytes:
+                self._too_large()
+
         def on_message_begin(self) -> None:
             super().on_message_begin()
+            self._request_bytes = self._body_bytes = 0
             self._arm()
+
+        def on_body(self, body: bytes) -> None:
+            self._body_bytes += len(body)
+            super().on_body(body)
 
         def on_headers_complete(self) -> None:
             self._disarm()
@@ -55,13 +89,28 @@ def header_timeout_protocol(seconds: float) -> type[HttpToolsProtocol]:
             if not self.transport.is_closing():
                 self.transport.close()
 
-    return HeaderTimeoutProtocol
+        def _too_large(self) -> None:
+            """431 if the headers are not complete yet; else (trailers) the app has the
+            request and may have answered it: the connection is only closed."""
+            headers_pending = self._header_timer is not None
+            self._disarm()
+            if self.transport.is_closing():
+                return
+            if headers_pending:
+                self.transport.write(
+                    b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+                    b"content-type: application/json\r\nconnection: close\r\n"
+                    b"content-length: %d\r\n\r\n%s" % (len(_HEADERS_TOO_LARGE), _HEADERS_TOO_LARGE)
+                )
+            self.transport.close()
+
+    return GuardedProtocol
 
 
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
     """Keyword arguments for `uvicorn.run` / `uvicorn.Config` besides app, host and port."""
     return {
-        "http": header_timeout_protocol(settings.header_seconds),
+        "http": guarded_protocol(settings.header_seconds, MAX_HEADER_BYTES),
         "timeout_keep_alive": settings.keep_alive_seconds,
         "ws_max_size": settings.max_body_bytes,
         "ws_per_message_deflate": settings.ws_compression,

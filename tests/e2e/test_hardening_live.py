@@ -179,6 +179,71 @@ def test_slow_headers_are_cut_off(server: LiveServer) -> None:
     assert closed == 50
 
 
+def read_answer(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    sock.settimeout(30)
+    answer = b""
+    while chunk := sock.recv(65536):
+        answer += chunk
+    return answer
+
+
+def test_headers_past_their_limit_are_answered_431_and_the_connection_closed(
+    server: LiveServer,
+) -> None:
+    # Before, httptools buffered any amount (50 MB of one header took the server 80 MB up).
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ")
+        with contextlib.suppress(OSError):  # the server may close while this is sent
+            for _ in range(64):
+                sock.sendall(b"a" * 65536)  # 4 MiB, and the header never ends
+        answer = read_answer(sock)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431 "), answer[:200]
+    assert json.loads(body)["code"] == "HEADERS_TOO_LARGE"
+    assert httpx.get(f"{server.url}/health", timeout=5).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "request_head",
+    [
+        b"POST /step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n",
+        b"GET /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n",
+    ],
+    ids=["POST", "GET"],
+)
+def test_trailers_past_the_header_limit_close_the_connection(
+    server: LiveServer, request_head: bytes
+) -> None:
+    # Trailer lines after a chunked body were kept without bound (5 GB in 15 s).
+    sent = 0
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(request_head)
+        with contextlib.suppress(OSError):  # the server closes while this is sent
+            while sent < 2**25:  # 32 MiB of trailers, and the message never ends
+                sock.sendall(b"X-T: " + b"a" * 4000 + b"\r\n")
+                sent += 4007
+        read_answer(sock)  # the server closed the connection
+    assert sent < 2**25
+    assert httpx.get(f"{server.url}/health", timeout=5).status_code == 200
+
+
+def test_headers_within_their_limit_and_a_large_body_are_served(server: LiveServer) -> None:
+    # 32 KiB of headers, then a body near the body limit in one send: nothing is refused.
+    headers = {"x-cookie": "c" * 32_000}
+    assert httpx.get(f"{server.url}/health", headers=headers, timeout=30).status_code == 200
+    body = json.dumps({"seed": 0, "pad": "p" * 900_000}).encode()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(
+            b"POST /reset/crm HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+        )
+        answer = read_answer(sock)
+    assert answer.startswith(b"HTTP/1.1 422 "), answer[:200]  # "pad" is no reset option
+    assert b"pad" in answer
+
+
 def test_chunked_body_over_the_limit_on_mcp(server: LiveServer) -> None:
     def chunks() -> Iterator[bytes]:
         for _ in range(40):
