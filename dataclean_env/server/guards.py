@@ -43,7 +43,7 @@ from dataclean_env.errors import (
 from dataclean_env.server.affinity import Place
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.limit_store import Counts
-from dataclean_env.server.rate_limit import Buckets, RateLimit, client_key
+from dataclean_env.server.rate_limit import CALLER, Buckets, RateLimit, client_key
 from dataclean_env.server.requests import has_invalid_text, parse_json
 from dataclean_env.settings import Settings
 
@@ -168,7 +168,11 @@ class HttpGuard:
         except EnvError as exc:
             await _send_error(scope, receive, send, exc)
             return
-        await self.app(scope, receive if body is None else replay(body, receive), send)
+        caller = CALLER.set(client_key(scope))
+        try:
+            await self.app(scope, receive if body is None else replay(body, receive), send)
+        finally:
+            CALLER.reset(caller)
 
     async def _check(self, scope: Scope, receive: Receive) -> bytes | None:
         """The request's body (None: left unread), or an EnvError refusing the request."""
@@ -335,9 +339,11 @@ class WebSocketGuard:
         token = LIVE_SOCKET.set(True)  # sessions made for this socket are not "detached"
         framed: list[EnvError] = []
         kept = FRAMED.set(framed)
+        caller = CALLER.set(client)
         try:
             await self.app(scope, self._guarded(receive, send), self._typed(send, framed))
         finally:
+            CALLER.reset(caller)
             FRAMED.reset(kept)
             LIVE_SOCKET.reset(token)
             await self._run(lambda: self._close(client))

@@ -19,6 +19,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from dataclean_env.errors import RateLimited
@@ -112,6 +113,11 @@ class RateLimit:
             return -math.inf
         refill = self.burst / self.per_second if self.per_second > 0 else math.inf
         return self.clock() - refill
+
+
+# The client of the request or socket being served (set by the guards, `client_key`), for
+# work that is shared out by client deep below the door.
+CALLER: ContextVar[str] = ContextVar("dce_caller", default="unknown")
 
 
 def client_key(scope: Mapping[str, Any]) -> str:

@@ -152,3 +152,46 @@ def test_a_ws_state_on_a_busy_episode_answers_the_committed_state_at_once(
     assert frame["type"] == "state", frame
     assert frame["data"]["step_count"] == 1
     assert [h["operation"] for h in frame["data"]["history"]] == ["remove_duplicates"]
+
+
+def test_slow_steps_wait_for_their_threads_in_lines_by_client(live: LiveServer) -> None:
+    # Every slow-step thread is held (steps waiting for a busy episode), and two more slow
+    # steps wait: each in the line of its client, as the trusted proxy (127.0.0.1) names it.
+    from dataclean_env.server.routes import episodes
+
+    for name in ("held", "other"):
+        body = {"episode_id": name, "seed": 0}
+        assert httpx.post(f"{live.url}/reset/crm", json=body).status_code == 200
+    watched = live.app.state.store.get("held").lock = WatchedLock()
+    watched.acquire()
+    slots = episodes._slow_slots
+    query = {"operation": "query", "parameters": {"sql": "SELECT 1"}}
+
+    def step(episode: str, client: str) -> int:
+        response = httpx.post(
+            f"{live.url}/step/crm",
+            json={"episode_id": episode, **query},
+            headers={"X-Forwarded-For": client},
+            timeout=120,
+        )
+        return response.status_code
+
+    calls = [("held", "10.0.0.1")] * (episodes.SLOW_THREADS + 1) + [("other", "10.0.0.2")]
+    pool = ThreadPoolExecutor(len(calls))
+    try:
+        answers = [pool.submit(step, *call) for call in calls[:-1]]
+        for _ in range(600):  # the threads are taken and one step waits (60 s at most)
+            if slots.held == episodes.SLOW_THREADS and slots.waiting():
+                break
+            threading.Event().wait(0.1)
+        answers.append(pool.submit(step, *calls[-1]))
+        for _ in range(600):
+            if len(slots.waiting()) == 2:
+                break
+            threading.Event().wait(0.1)
+        assert slots.waiting() == {"10.0.0.1": 1, "10.0.0.2": 1}
+    finally:
+        watched.release()
+        statuses = [answer.result() for answer in answers]
+        pool.shutdown(wait=True)
+    assert statuses == [200] * len(calls)

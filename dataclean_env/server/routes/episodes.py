@@ -17,10 +17,11 @@ to a thread so that the event loop keeps serving other clients meanwhile. So doe
 operation whose cost the client controls beyond the table's size (`Operation.slow`:
 regex_replace, program): it may use the whole step time limit, and on the event loop it
 would stall every other client, /health included. Such steps share a few threads of their
-own, so they cannot take the pool's threads from everyone else either. Work on a busy
-episode (another call's step holds its lock) waits for it in a thread too: on the event
-loop, one client's long query on a shared episode would stall everyone. The /ws door runs
-its engine work here too.
+own, so they cannot take the pool's threads from everyone else either, and wait for them
+in turns by client (`server/fair_slots.py`), so one client's many cannot hold up another's.
+Work on a busy episode (another call's step holds its lock) waits for it in a thread too:
+on the event loop, one client's long query on a shared episode would stall everyone. The
+/ws door runs its engine work here too.
 """
 
 from __future__ import annotations
@@ -46,9 +47,10 @@ from dataclean_env.errors import EnvError, TaskMismatch
 from dataclean_env.operations import canonical_name, get_operation
 from dataclean_env.schemas import Action, EpisodeState, ResetRequest, StepResult
 from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.server.fair_slots import FairSlots
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.metrics import ENGINE_SECONDS
-from dataclean_env.server.rate_limit import client_key
+from dataclean_env.server.rate_limit import CALLER, client_key
 from dataclean_env.server.requests import StepRequest, parse_step, read_json
 from dataclean_env.server.reward_visibility import blind_view
 from dataclean_env.settings import Settings
@@ -57,7 +59,8 @@ INLINE_CELLS = 20_000
 SLOW_THREADS = 4
 
 T = TypeVar("T")
-_slow_limiter: anyio.CapacityLimiter | None = None
+_slow_threads: anyio.CapacityLimiter | None = None  # their own: not the pool's threads
+_slow_slots = FairSlots(SLOW_THREADS)
 
 
 # ── where engine work runs (see the module's docstring) ──────────────────────
@@ -89,11 +92,12 @@ async def run_sized(
     episode), so always in a thread. `lock`: the episode lock
     `work` takes (re-entrant): inline work holds it from here, taken only if it is free, so
     the event loop never waits for it."""
-    global _slow_limiter
+    global _slow_threads
     if slow:
-        if _slow_limiter is None:
-            _slow_limiter = anyio.CapacityLimiter(SLOW_THREADS)
-        return await anyio.to_thread.run_sync(_timed, work, limiter=_slow_limiter)
+        if _slow_threads is None:
+            _slow_threads = anyio.CapacityLimiter(SLOW_THREADS)
+        async with _slow_slots.slot(CALLER.get()):  # in turns by client
+            return await anyio.to_thread.run_sync(_timed, work, limiter=_slow_threads)
     if cells <= INLINE_CELLS and not waits:
         if lock is None:
             return _timed(work)
