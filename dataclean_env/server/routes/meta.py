@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
@@ -58,8 +59,16 @@ async def tasks(registry: Registry) -> dict[str, Any]:
 
 
 @router.get("/validate")
-async def validate(registry: Registry) -> dict[str, Any]:
+async def validate(request: Request, registry: Registry) -> dict[str, Any]:
     """Run the environment checker (`dataclean_env.engine.checker`) on every task: real resets,
     steps, a refusal and state, each invariant reported."""
-
-    return await run_in_threadpool(check_registry, registry)
+    # One run at a time: calls that arrive while it runs share its report (a run takes the
+    # CPU for a while, and sixty at once slowed /health to seconds). Shielded, so a caller
+    # that leaves does not cancel the others' run.
+    state = request.app.state
+    running: asyncio.Future[dict[str, Any]] | None = getattr(state, "validation", None)
+    if running is None or running.done():
+        running = state.validation = asyncio.ensure_future(
+            run_in_threadpool(check_registry, registry)
+        )
+    return await asyncio.shield(running)
