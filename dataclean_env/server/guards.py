@@ -340,8 +340,14 @@ class WebSocketGuard:
         framed: list[EnvError] = []
         kept = FRAMED.set(framed)
         caller = CALLER.set(client)
+        gone: list[OSError] = []  # set when a send finds the client gone
         try:
-            await self.app(scope, self._guarded(receive, send), self._typed(send, framed))
+            await self.app(scope, self._guarded(receive, send), self._typed(send, framed, gone))
+        except RuntimeError:
+            # OpenEnv answers a send that failed with an error frame, whose send fails too
+            # (starlette: no send after close): the client left, and there is nobody to tell.
+            if not gone:
+                raise
         finally:
             CALLER.reset(caller)
             FRAMED.reset(kept)
@@ -386,11 +392,15 @@ class WebSocketGuard:
         return max(count, 0)
 
     @staticmethod
-    def _typed(send: Send, framed: list[EnvError]) -> Send:
+    def _typed(send: Send, framed: list[EnvError], gone: list[OSError]) -> Send:
         async def typed_send(message: Message) -> None:
             if framed and message["type"] == "websocket.send":
                 message = _with_code(message, framed)
-            await send(message)
+            try:
+                await send(message)
+            except OSError as exc:  # uvicorn's ClientDisconnected
+                gone.append(exc)
+                raise
 
         return typed_send
 

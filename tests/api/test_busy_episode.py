@@ -7,6 +7,9 @@ Over a real uvicorn on 127.0.0.1, REST and /ws."""
 from __future__ import annotations
 
 import json
+import logging
+import socket
+import struct
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -195,3 +198,37 @@ def test_slow_steps_wait_for_their_threads_in_lines_by_client(live: LiveServer) 
         statuses = [answer.result() for answer in answers]
         pool.shutdown(wait=True)
     assert statuses == [200] * len(calls)
+
+
+def test_a_ws_client_that_leaves_before_its_answer_leaves_no_error_in_the_log(
+    live: LiveServer,
+) -> None:
+    # The answer's send fails (the client is gone); OpenEnv then sends an error frame, which
+    # failed too and reached uvicorn as "Exception in ASGI application".
+    errors: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.ERROR)
+    handler.emit = errors.append  # type: ignore[method-assign]
+    logging.getLogger("uvicorn.error").addHandler(handler)
+    try:
+        url = live.url.replace("http://", "ws://") + "/ws"
+        ws = connect(url, open_timeout=60)
+        ws.send(json.dumps({"type": "reset", "data": {"task_id": TASK}}))
+        assert json.loads(ws.recv(timeout=60))["type"] == "observation"
+        (environment,) = [e for e in live.app.state.openenv._sessions.values() if e is not None]
+        watched = environment.episode.lock = WatchedLock()
+        watched.acquire()  # the step waits, so the client is gone before its answer
+        try:
+            ws.send(json.dumps({"type": "step", "data": {"operation": "remove_duplicates"}}))
+            assert watched.waiting.wait(60)
+            ws.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            ws.socket.close()  # an abort (RST), not a closing handshake
+        finally:
+            watched.release()
+        for _ in range(600):  # the session ends once the server sees the socket gone
+            if not any(e is not None for e in live.app.state.openenv._sessions.values()):
+                break
+            threading.Event().wait(0.1)
+        assert httpx.get(f"{live.url}/health", timeout=60).status_code == 200
+    finally:
+        logging.getLogger("uvicorn.error").removeHandler(handler)
+    assert [e.getMessage() for e in errors] == []
