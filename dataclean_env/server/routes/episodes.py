@@ -19,9 +19,10 @@ regex_replace, program): it may use the whole step time limit, and on the event 
 would stall every other client, /health included. Such steps share a few threads of their
 own, so they cannot take the pool's threads from everyone else either, and wait for them
 in turns by client (`server/fair_slots.py`), so one client's many cannot hold up another's.
-Work on a busy episode (another call's step holds its lock) waits for it in a thread too:
-on the event loop, one client's long query on a shared episode would stall everyone. The
-/ws door runs its engine work here too.
+A step on a busy episode (another call's step holds its lock) waits for it in a thread too:
+on the event loop, one client's long query on a shared episode would stall everyone. A
+state does not wait: it reads the episode as last committed (`Episode.read_committed`).
+The /ws door runs its engine work here too.
 """
 
 from __future__ import annotations
@@ -196,10 +197,11 @@ async def serve_state(store: EpisodeStore, task_id: str | None, episode_id: str 
     episode = store.find(task_id, episode_id)
 
     def work() -> EpisodeState:
-        with episode.lock:
-            return blind_view(episode, episode.state())
+        # The state as last committed, not waiting for a step in progress: a call never
+        # holds a thread waiting for another call's step.
+        return episode.read_committed(lambda: blind_view(episode, episode.state()))
 
-    return await run_engine(work, episode.cells, lock=episode.lock)
+    return await run_engine(work, episode.cells)
 
 
 def _query(scope: Scope, name: str) -> str | None:
