@@ -6,7 +6,8 @@ as long as it likes; and httptools buffers headers of any size (50 MB of one hea
 the server 80 MB up), trailers after a chunked body too (5 GB in 15 s). `guarded_protocol`
 closes a connection whose request headers are not complete DCE_HEADER_SECONDS after the
 request began, answers 431 HEADERS_TOO_LARGE to one whose headers pass 64 KiB, and closes
-one whose trailers do.
+one whose trailers do, or whose body is not complete a second after DCE_BODY_SECONDS (the
+app answers 408 to a body it reads; a GET's body nobody reads held its connection forever).
 
 `server --workers N` serves the same app with the same options in each process, on a Unix
 socket behind HAProxy (`worker_options`, `behind_balancer`).
@@ -33,12 +34,20 @@ _HEADERS_TOO_LARGE = json.dumps(
 ).encode()
 
 
-def guarded_protocol(seconds: float, max_header_bytes: int) -> type[HttpToolsProtocol]:
+# The app answers a body that arrives too slowly 408 at DCE_BODY_SECONDS; the connection
+# of a body no one reads (a GET's) is closed this long after that.
+BODY_GRACE_SECONDS = 1.0
+
+
+def guarded_protocol(
+    seconds: float, body_seconds: float, max_header_bytes: int
+) -> type[HttpToolsProtocol]:
     """httptools' protocol with the request's headers (and trailers) bounded in time and
-    size."""
+    size, and its body in time."""
 
     class GuardedProtocol(HttpToolsProtocol):
         _header_timer: asyncio.TimerHandle | None = None
+        _body_timer: asyncio.TimerHandle | None = None
         # Bytes of the current request, and of its body: the rest are its request line,
         # headers, chunk framing and trailers, which httptools and uvicorn keep in memory.
         _request_bytes = 0
@@ -69,11 +78,31 @@ def guarded_protocol(seconds: float, max_header_bytes: int) -> type[HttpToolsPro
 
         def on_headers_complete(self) -> None:
             self._disarm()
+            # (A WebSocket handshake has no body: its request completes at once, and the
+            # timer ends before the connection is upgraded.)
+            self._body_timer = self.loop.call_later(
+                body_seconds + BODY_GRACE_SECONDS, self._body_too_slow
+            )
             super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self._end_body_timer()
+            super().on_message_complete()
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            self._end_body_timer()
             super().connection_lost(exc)
+
+        def _end_body_timer(self) -> None:
+            if self._body_timer is not None:
+                self._body_timer.cancel()
+                self._body_timer = None
+
+        def _body_too_slow(self) -> None:
+            self._body_timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
 
         def _arm(self) -> None:
             self._disarm()
@@ -110,7 +139,7 @@ def guarded_protocol(seconds: float, max_header_bytes: int) -> type[HttpToolsPro
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
     """Keyword arguments for `uvicorn.run` / `uvicorn.Config` besides app, host and port."""
     return {
-        "http": guarded_protocol(settings.header_seconds, MAX_HEADER_BYTES),
+        "http": guarded_protocol(settings.header_seconds, settings.body_seconds, MAX_HEADER_BYTES),
         "timeout_keep_alive": settings.keep_alive_seconds,
         "ws_max_size": settings.max_body_bytes,
         "ws_per_message_deflate": settings.ws_compression,

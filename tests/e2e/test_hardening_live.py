@@ -229,6 +229,39 @@ def test_trailers_past_the_header_limit_close_the_connection(
     assert httpx.get(f"{server.url}/health", timeout=5).status_code == 200
 
 
+def test_a_body_that_never_ends_closes_its_connection(server: LiveServer) -> None:
+    # A GET is answered without its body being read; the body then trickled on forever and
+    # held the connection (the body timeout answers only the requests that read theirs).
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+        sock.settimeout(0.2)
+        answer, closed, deadline = b"", False, time.monotonic() + 30
+        while not closed and time.monotonic() < deadline:  # a byte every 0.2 s while open
+            try:
+                sock.sendall(b"x")
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                closed = True
+                break
+            closed = not chunk
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:100]
+    assert closed  # by the server, within the body timeout (1 s here), not after 30 s
+
+
+def test_a_websocket_outlives_the_body_timeout(server: LiveServer) -> None:
+    # Its connection is upgraded when its headers are read: no body timer may close it.
+    url = server.url.replace("http://", "ws://") + "/ws"
+    with connect(url, open_timeout=60) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"task_id": TASK}}))
+        assert json.loads(ws.recv(timeout=60))["type"] == "observation"
+        time.sleep(3)  # past the body timeout (1 s) and its grace
+        ws.send(json.dumps({"type": "state"}))
+        assert json.loads(ws.recv(timeout=60))["type"] == "state"
+
+
 def test_headers_within_their_limit_and_a_large_body_are_served(server: LiveServer) -> None:
     # 32 KiB of headers, then a body near the body limit in one send: nothing is refused.
     headers = {"x-cookie": "c" * 32_000}
