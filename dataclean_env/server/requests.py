@@ -1,4 +1,5 @@
-"""Reading request bodies: size limit, JSON, and the ids a step body may carry."""
+"""Reading request bodies (bounded in size and time by `HttpGuard`): JSON, and the ids a
+step body may carry."""
 
 from __future__ import annotations
 
@@ -9,25 +10,30 @@ from typing import Any
 
 from fastapi import Request
 from pydantic import BaseModel
+from starlette.types import Receive
 
 from dataclean_env.engine.doors import OPENENV_EXTRAS, parse_action
-from dataclean_env.errors import BodyTooLarge, InvalidAction, InvalidText
+from dataclean_env.errors import InvalidAction, InvalidText
 from dataclean_env.schemas import Action
 
 
-async def read_json(request: Request, max_bytes: int) -> dict[str, Any]:
-    """The body as a JSON object ({} when empty); 413 past `max_bytes`, 422 if not an object."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-        raise BodyTooLarge(f"request body is larger than {max_bytes} bytes")
-    body = bytearray()
-    async for chunk in request.stream():
-        body.extend(chunk)
-        if len(body) > max_bytes:
-            raise BodyTooLarge(f"request body is larger than {max_bytes} bytes")
+async def whole_body(receive: Receive) -> bytes:
+    """The request's body. `HttpGuard` has already bounded and buffered it (every HTTP
+    route is behind it), so this is one message."""
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if message["type"] == "http.disconnect" or not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def read_json(request: Request) -> dict[str, Any]:
+    """The body as a JSON object ({} when empty); 422 if it is not one."""
+    body = await whole_body(request.receive)
     if not body.strip():
         return {}
-    data = parse_json(bytes(body))
+    data = parse_json(body)
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -54,7 +54,6 @@ from dataclean_env.server.metrics import ENGINE_SECONDS
 from dataclean_env.server.rate_limit import CALLER, client_key
 from dataclean_env.server.requests import StepRequest, parse_step, read_json
 from dataclean_env.server.reward_visibility import blind_view
-from dataclean_env.settings import Settings
 
 INLINE_CELLS = 20_000
 SLOW_THREADS = 4
@@ -133,12 +132,11 @@ def _first(*values: str | None) -> str | None:
 async def serve_reset(
     request: Request,
     store: EpisodeStore,
-    settings: Settings,
     task_id: str | None,
     episode_id: str | None,
 ) -> Response:
     """Reset (`task_id` of the path, else of the body, else the first task)."""
-    body = parse_reset_options(await read_json(request, settings.max_body_bytes), "body")
+    body = parse_reset_options(await read_json(request), "body")
     task = task_id or body.task_id or store.registry.task_ids()[0]
     store.known(task)
     if body.task_id is not None:
@@ -165,12 +163,11 @@ async def serve_reset(
 async def serve_step(
     request: Request,
     store: EpisodeStore,
-    settings: Settings,
     task_id: str | None,
     episode_id: str | None,
 ) -> Response:
     """One step of the episode the call names (else the task's default episode)."""
-    call = parse_step(await read_json(request, settings.max_body_bytes))
+    call = parse_step(await read_json(request))
     if call.task_id is not None:
         store.known(call.task_id)
     if task_id is not None and call.task_id not in (None, task_id):
@@ -220,16 +217,12 @@ def _episode_id(scope: Scope) -> str | None:
 
 async def _reset(request: Request, task_id: str | None) -> Response:
     state = request.app.state
-    return await serve_reset(
-        request, state.store, state.settings, task_id, _episode_id(request.scope)
-    )
+    return await serve_reset(request, state.store, task_id, _episode_id(request.scope))
 
 
 async def _step(request: Request, task_id: str | None) -> Response:
     state = request.app.state
-    return await serve_step(
-        request, state.store, state.settings, task_id, _episode_id(request.scope)
-    )
+    return await serve_step(request, state.store, task_id, _episode_id(request.scope))
 
 
 async def _state(request: Request, task_id: str | None) -> Response:

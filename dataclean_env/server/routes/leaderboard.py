@@ -119,9 +119,9 @@ async def leaderboard(
 
 
 @router.post("/leaderboard/submit", openapi_extra=_body(SubmitRequest))
-async def submit(request: Request, board: Board, registry: Registry, settings: Config) -> Any:
+async def submit(request: Request, board: Board, registry: Registry) -> Any:
     """Store a self-reported score (known task, 0 < score < 1, steps >= 0)."""
-    form = _parse(SubmitRequest, await read_json(request, settings.max_body_bytes))
+    form = _parse(SubmitRequest, await read_json(request))
     registry.spec(form.task_id)  # 404 UNKNOWN_TASK
     entry = await run_in_threadpool(
         board.submit,
@@ -139,7 +139,7 @@ async def start_run(request: Request, board: Board, settings: Config) -> Any:
     """Start a run on fresh secret-split instances of a suite. Play each episode by its id:
     over REST (`POST /reset` with `episode_id` joins it, then `/step` with it), or over /ws
     (a reset frame with `episode_id`). Episodes are blind; the server scores them itself."""
-    form = _parse(RunRequest, await read_json(request, settings.max_body_bytes))
+    form = _parse(RunRequest, await read_json(request))
     submitter = await run_in_threadpool(_submitter, request, board, settings)
     if submitter is not None:
         name = submitter.name
