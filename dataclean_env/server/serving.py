@@ -101,8 +101,7 @@ def guarded_protocol(
 
         def _body_too_slow(self) -> None:
             self._body_timer = None
-            if not self.transport.is_closing():
-                self.transport.close()
+            self._close()
 
         def _arm(self) -> None:
             self._disarm()
@@ -115,6 +114,9 @@ def guarded_protocol(
 
         def _headers_too_slow(self) -> None:
             self._header_timer = None
+            self._close()
+
+        def _close(self) -> None:
             if not self.transport.is_closing():
                 self.transport.close()
 
