@@ -208,10 +208,9 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         self, action: CleaningAction, timeout_s: float | None = None, **kwargs: Any
     ) -> CleaningObservation:
         cells = self.episode.cells if self.episode is not None else 0
-        lock = self.episode.lock if self.episode is not None else None
         start = time.perf_counter()
         slow = is_slow(action.operation)
-        observation = await run_sized(lambda: self.step(action), cells, slow, lock=lock)
+        observation = await run_sized(lambda: self.step(action), cells, slow, episode=self.episode)
         error = (observation.info or {}).get("error")
         observe_ws_step(
             observation.episode_id,

@@ -164,15 +164,20 @@ def test_a_ws_state_on_a_busy_episode_answers_the_committed_state_at_once(
 
 
 def test_slow_steps_wait_for_their_threads_in_lines_by_client(live: LiveServer) -> None:
-    # Every slow-step thread is held (steps waiting for a busy episode), and two more slow
-    # steps wait: each in the line of its client, as the trusted proxy (127.0.0.1) names it.
+    # Every slow-step thread is held (steps waiting for busy episodes, one each: steps on one
+    # episode take turns before they take a thread), and two more slow steps wait: each in
+    # the line of its client, as the trusted proxy (127.0.0.1) names it.
     from dataclean_env.server.routes import episodes
 
-    for name in ("held", "other"):
+    held = [f"held-{n}" for n in range(episodes.SLOW_THREADS + 1)]
+    for name in [*held, "other"]:
         body = {"episode_id": name, "seed": 0}
         assert httpx.post(f"{live.url}/reset/crm", json=body).status_code == 200
-    watched = live.app.state.store.get("held").lock = WatchedLock()
-    watched.acquire()
+    locks = []
+    for name in held:
+        watched = live.app.state.store.get(name).lock = WatchedLock()
+        watched.acquire()
+        locks.append(watched)
     slots = episodes._slow_slots
     query = {"operation": "query", "parameters": {"sql": "SELECT 1"}}
 
@@ -185,7 +190,7 @@ def test_slow_steps_wait_for_their_threads_in_lines_by_client(live: LiveServer) 
         )
         return response.status_code
 
-    calls = [("held", "10.0.0.1")] * (episodes.SLOW_THREADS + 1) + [("other", "10.0.0.2")]
+    calls = [(name, "10.0.0.1") for name in held] + [("other", "10.0.0.2")]
     pool = ThreadPoolExecutor(len(calls))
     try:
         answers = [pool.submit(step, *call) for call in calls[:-1]]
@@ -200,7 +205,8 @@ def test_slow_steps_wait_for_their_threads_in_lines_by_client(live: LiveServer) 
             threading.Event().wait(0.1)
         assert slots.waiting() == {"10.0.0.1": 1, "10.0.0.2": 1}
     finally:
-        watched.release()
+        for watched in locks:
+            watched.release()
         statuses = [answer.result() for answer in answers]
         pool.shutdown(wait=True)
     assert statuses == [200] * len(calls)
@@ -238,3 +244,44 @@ def test_a_ws_client_that_leaves_before_its_answer_leaves_no_error_in_the_log(
     finally:
         logging.getLogger("uvicorn.error").removeHandler(handler)
     assert [e.getMessage() for e in errors] == []
+
+
+def test_a_flood_of_steps_on_a_busy_episode_holds_no_threads_of_others(live: LiveServer) -> None:
+    # Before, each step on a busy episode waited for its lock in one of the pool's threads:
+    # more of them than the pool has threads (40) took every thread, and another client's
+    # threaded call (here the leaderboard) waited until the episode was free.
+    assert httpx.post(f"{live.url}/reset/{TASK}", json={"episode_id": "busy"}).status_code == 200
+    store = live.app.state.store
+    episode = store.get("busy")
+    max_steps = episode.spec.max_steps
+    arrived = threading.Semaphore(0)
+    find = store.find
+
+    def counted_find(*args: Any) -> Any:
+        found = find(*args)
+        arrived.release()  # the call goes on to wait for the episode at once (no await)
+        return found
+
+    store.find = counted_find
+    watched = episode.lock = WatchedLock()
+    watched.acquire()  # another client's long step, running
+    flood = 48
+    body = {"episode_id": "busy", "operation": "validate_schema"}
+    pool = ThreadPoolExecutor(flood)
+    try:
+        steps = [
+            pool.submit(httpx.post, f"{live.url}/step/{TASK}", json=body, timeout=120)
+            for _ in range(flood)
+        ]
+        for _ in range(flood):
+            assert arrived.acquire(timeout=60), "a step never reached the episode"
+        board = httpx.get(f"{live.url}/leaderboard", timeout=30)  # no thread: ReadTimeout
+        assert board.status_code == 200
+        assert not any(step.done() for step in steps)  # all still waiting for the episode
+    finally:
+        watched.release()
+        answers = [step.result() for step in steps]
+        pool.shutdown(wait=True)
+    codes = sorted(a.json().get("code", "") for a in answers if a.status_code != 200)
+    assert [a.status_code for a in answers].count(200) == max_steps
+    assert codes == ["EPISODE_FINISHED"] * (flood - max_steps)

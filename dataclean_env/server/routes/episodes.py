@@ -19,17 +19,21 @@ regex_replace, program): it may use the whole step time limit, and on the event 
 would stall every other client, /health included. Such steps share a few threads of their
 own, so they cannot take the pool's threads from everyone else either, and wait for them
 in turns by client (`server/fair_slots.py`), so one client's many cannot hold up another's.
-A step on a busy episode (another call's step holds its lock) waits for it in a thread too:
-on the event loop, one client's long query on a shared episode would stall everyone. A
-state does not wait: it reads the episode as last committed (`Episode.read_committed`).
+Calls on one episode take turns for it on the event loop, holding no thread while they wait
+(a flood of steps on a busy episode would otherwise take the pool's threads from everyone);
+one whose turn comes while something else holds the episode's lock (a page reading its
+table) waits for the lock in a thread: on the event loop, it would stall everyone. A state
+does not wait: it reads the episode as last committed (`Episode.read_committed`).
 The /ws door runs its engine work here too.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
+from weakref import WeakKeyDictionary
 
 import anyio
 from fastapi import APIRouter, Depends, Header, Query, Request
@@ -43,7 +47,7 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dataclean_env.engine.doors import check_episode_id, parse_reset_options
-from dataclean_env.engine.episode import EpisodeLock
+from dataclean_env.engine.episode import Episode, EpisodeLock
 from dataclean_env.errors import EnvError, TaskMismatch
 from dataclean_env.operations import canonical_name, get_operation
 from dataclean_env.schemas import Action, EpisodeState, ResetRequest, StepResult
@@ -85,13 +89,41 @@ async def run_sized(
     cells: int,
     slow: bool = False,
     waits: bool = False,
-    lock: EpisodeLock | None = None,
+    episode: Episode | None = None,
 ) -> T:
     """`work` on the event loop or in a thread; `waits`: it may wait on I/O (a reset that
     settles with the shared limit store) or on another call (a /ws reset joining an issued
-    episode), so always in a thread. `lock`: the episode lock
-    `work` takes (re-entrant): inline work holds it from here, taken only if it is free, so
-    the event loop never waits for it."""
+    episode), so always in a thread. `episode`: the episode whose lock `work` takes. Calls on
+    one episode take turns for it here, on the event loop, so at most one of them waits in a
+    thread (for a holder of the lock that is not a call, such as a page's table read);
+    inline work holds the lock from here, taken only if it is free, so the event loop never
+    waits for it."""
+    if episode is None:
+        return await _run_sized(work, cells, slow, waits, None)
+    async with _turn(episode):
+        return await _run_sized(work, cells, slow, waits, episode.lock)
+
+
+# Each event loop's turns by episode (an episode is served by one loop; a test may run apps
+# in several).
+_turns: WeakKeyDictionary[asyncio.AbstractEventLoop, WeakKeyDictionary[Episode, asyncio.Lock]]
+_turns = WeakKeyDictionary()
+
+
+def _turn(episode: Episode) -> asyncio.Lock:
+    loop = asyncio.get_running_loop()
+    turns = _turns.get(loop)
+    if turns is None:
+        turns = _turns[loop] = WeakKeyDictionary()
+    turn = turns.get(episode)
+    if turn is None:
+        turn = turns[episode] = asyncio.Lock()
+    return turn
+
+
+async def _run_sized(
+    work: Callable[[], T], cells: int, slow: bool, waits: bool, lock: EpisodeLock | None
+) -> T:
     global _slow_threads
     if slow:
         if _slow_threads is None:
@@ -114,12 +146,12 @@ async def run_engine(
     cells: int,
     slow: bool = False,
     waits: bool = False,
-    lock: EpisodeLock | None = None,
+    episode: Episode | None = None,
 ) -> Response:
     # pydantic writes the JSON itself (in Rust): the same bytes as JSONResponse of
     # model_dump(mode="json"), in a quarter of the time. A step's result arrives with its
     # JSON already written by the engine (StepResult.json_bytes).
-    result = await run_sized(work, cells, slow, waits, lock)
+    result = await run_sized(work, cells, slow, waits, episode)
     body = result.json_bytes() if isinstance(result, StepResult) else result.model_dump_json()
     return Response(body, media_type="application/json")
 
@@ -183,7 +215,7 @@ async def serve_step(
             return blind_view(episode, episode.step(call.action))
 
     return await run_engine(
-        work, episode.cells, slow=is_slow(call.action.operation), lock=episode.lock
+        work, episode.cells, slow=is_slow(call.action.operation), episode=episode
     )
 
 
