@@ -44,7 +44,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -99,6 +98,10 @@ class EpisodeStore:
         self._default_ids: dict[str, Episode] = {}  # the defaults, by episode id
         self._issued: dict[str, Callable[[], Episode | None]] = {}
         self._owners: dict[str, str] = {}  # episode id -> the client whose reset made it
+        self._owned_by: dict[str, set[str]] = {}  # `_owners` inverted: a client's ids
+        # At most the oldest last use in `_episodes` (last uses only grow), so a reset looks
+        # for expired episodes only when there may be one.
+        self._oldest_use = math.inf
         # Defaults (current or replaced) that no call has addressed by their id yet: a
         # replaced one makes room first, whatever its age (see `_make_room`).
         self._unaddressed: set[str] = set()
@@ -186,17 +189,22 @@ class EpisodeStore:
             if previous is not None:
                 del self._default_ids[previous.episode_id]
                 if keep:
-                    self._episodes[previous.episode_id] = previous
+                    self._hold(previous.episode_id, previous)
                 else:
                     self._unaddressed.discard(previous.episode_id)
                     self._disown(previous.episode_id)
         else:
             self._admit(client, now, episode_id, needs_place, others)
-            self._episodes[episode_id] = episode
+            self._hold(episode_id, episode)
         self._disown(episode.episode_id)
         if client is not None:
             self._owners[episode.episode_id] = client
+            self._owned_by.setdefault(client, set()).add(episode.episode_id)
             self._changed.add(client)
+
+    def _hold(self, episode_id: str, episode: Episode) -> None:
+        self._episodes[episode_id] = episode
+        self._oldest_use = min(self._oldest_use, episode.last_used)
 
     def get(self, episode_id: str, task_id: str | None = None) -> Episode:
         """The episode with this id (of `task_id`, when given); UnknownEpisode otherwise."""
@@ -299,15 +307,14 @@ class EpisodeStore:
             ).retry_in(wait)
 
     def _owned(self, client: str, replacing: str | None) -> set[str]:
-        return {i for i, c in self._owners.items() if c == client and i != replacing}
+        return self._owned_by.get(client, set()) - {replacing}
 
     def _rows(self) -> dict[str, int]:
         """What this process publishes: its capacity count, and the quota counts of the
         clients whose count changed since the last publication."""
         rows = {TOTAL: len(self._episodes)}
         if self._changed:
-            held = Counter(self._owners.values())
-            rows.update((client, held[client]) for client in self._changed)
+            rows.update((client, len(self._owned_by.get(client, ()))) for client in self._changed)
             self._changed.clear()
         return rows
 
@@ -332,8 +339,11 @@ class EpisodeStore:
         return max(1, math.ceil(min(used) + self.idle - now))
 
     def _drop_expired(self, now: float) -> None:
+        if not self._oldest_use < now - self.ttl:
+            return
         for episode_id in [k for k, e in self._episodes.items() if e.last_used < now - self.ttl]:
             self._evict(episode_id)
+        self._oldest_use = min((e.last_used for e in self._episodes.values()), default=math.inf)
 
     def _evict(self, episode_id: str) -> None:
         del self._episodes[episode_id]
@@ -342,6 +352,10 @@ class EpisodeStore:
 
     def _disown(self, episode_id: str) -> None:
         if (client := self._owners.pop(episode_id, None)) is not None:
+            owned = self._owned_by[client]
+            owned.discard(episode_id)
+            if not owned:
+                del self._owned_by[client]
             self._changed.add(client)
 
 

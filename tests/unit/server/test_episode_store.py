@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.errors import UnknownEpisode
+from dataclean_env.errors import ClientQuotaReached, UnknownEpisode
 from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.server.limit_store import TOTAL
 from dataclean_env.tasks import default_registry
 
 
@@ -43,3 +44,58 @@ def test_a_lost_leaderboard_id_is_unknown_and_never_created() -> None:
     assert len(store) == 0
     with pytest.raises(UnknownEpisode):
         store.get(lost)
+
+
+def held_ids(store: EpisodeStore) -> set[str]:
+    return set(store._episodes)
+
+
+def test_a_reset_drops_every_episode_past_its_ttl_counted_from_its_own_last_use() -> None:
+    clock = Clock(1_000.0)
+    store = EpisodeStore(default_registry(), capacity=16, ttl_seconds=60.0, clock=clock)
+    store.reset("easy_dedup_rename", None, "old")
+    clock.now += 30
+    store.reset("easy_dedup_rename", None, "kept")
+    clock.now += 20
+    store.get("old")  # used again: its hour starts over
+    clock.now += 45  # "kept" is 65 s unused, "old" 45 s
+    store.reset("easy_dedup_rename", None, "new")
+    assert held_ids(store) == {"old", "new"}
+    clock.now += 16  # "old" is 61 s unused
+    store.reset("easy_dedup_rename", None, "newer")
+    assert held_ids(store) == {"new", "newer"}
+
+
+def test_a_replaced_default_expires_a_ttl_after_its_own_last_use() -> None:
+    # The default a reset without an id replaces is kept under its id, with its own last
+    # use: older than every episode the store held.
+    clock = Clock(1_000.0)
+    store = EpisodeStore(default_registry(), capacity=16, ttl_seconds=60.0, clock=clock)
+    first = store.reset("easy_dedup_rename").episode_id
+    store.get(first)  # addressed by its id: kept when replaced
+    clock.now += 50
+    store.reset("easy_dedup_rename", None, "fresh")
+    second = store.reset("easy_dedup_rename").episode_id  # replaces the first default
+    assert first in held_ids(store) and second not in held_ids(store)
+    clock.now += 11  # the first default is 61 s unused, "fresh" 11 s
+    store.reset("easy_dedup_rename", None, "fresher")
+    assert held_ids(store) == {"fresh", "fresher"}
+
+
+def test_a_client_quota_counts_the_clients_own_episodes_and_frees_with_them() -> None:
+    clock = Clock(1_000.0)
+    store = EpisodeStore(
+        default_registry(), capacity=16, ttl_seconds=60.0, idle_seconds=10.0, per_client=2,
+        clock=clock,
+    )  # fmt: skip
+    store.reset("easy_dedup_rename", None, "a1", client="a")
+    store.reset("easy_dedup_rename", None, "b1", client="b")
+    store.reset("easy_dedup_rename", None, "a2", client="a")
+    store.reset("easy_dedup_rename", None, "a2", client="a")  # a reset of its own id: no room
+    with pytest.raises(ClientQuotaReached):
+        store.reset("easy_dedup_rename", None, "a3", client="a")
+    clock.now += 11  # a1, a2 and b1 are idle: a's oldest makes room for a3
+    store.get("a2")
+    store.reset("easy_dedup_rename", None, "a3", client="a")
+    assert held_ids(store) == {"b1", "a2", "a3"}
+    assert store._rows() == {TOTAL: 3, "a": 2, "b": 1}  # what the process publishes
