@@ -44,7 +44,7 @@ from dataclean_env.server.affinity import Place
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.limit_store import Counts
 from dataclean_env.server.rate_limit import CALLER, Buckets, RateLimit, client_key
-from dataclean_env.server.requests import has_invalid_text, parse_json, whole_body
+from dataclean_env.server.requests import has_invalid_text, parse_json
 from dataclean_env.settings import Settings
 
 # Set by the /ws guard while a socket's handler runs: sessions it creates belong to a socket
@@ -267,6 +267,16 @@ def _openenv_post(app: ASGIApp, limiter: RateLimit) -> ASGIApp:
         await app(scope, replay(body, receive), send)
 
     return guarded
+
+
+async def whole_body(receive: Receive) -> bytes:
+    # HttpGuard has already bounded and buffered it: this is one message.
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if message["type"] == "http.disconnect" or not message.get("more_body", False):
+            return b"".join(chunks)
 
 
 # ── /ws ──────────────────────────────────────────────────────────────────────

@@ -28,10 +28,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dataclean_env.errors import EnvError, InvalidText
-from dataclean_env.server.guards import replay, unreadable
+from dataclean_env.server.guards import replay, unreadable, whole_body
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.rate_limit import RateLimit, client_key
-from dataclean_env.server.requests import INVALID_TEXT, has_invalid_text, whole_body
+from dataclean_env.server.requests import INVALID_TEXT, has_invalid_text
 
 MCP_PATH = "/mcp"
 

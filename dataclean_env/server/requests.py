@@ -10,27 +10,15 @@ from typing import Any
 
 from fastapi import Request
 from pydantic import BaseModel
-from starlette.types import Receive
 
 from dataclean_env.engine.doors import OPENENV_EXTRAS, parse_action
 from dataclean_env.errors import InvalidAction, InvalidText
 from dataclean_env.schemas import Action
 
 
-async def whole_body(receive: Receive) -> bytes:
-    """The request's body. `HttpGuard` has already bounded and buffered it (every HTTP
-    route is behind it), so this is one message."""
-    chunks = []
-    while True:
-        message = await receive()
-        chunks.append(message.get("body", b""))
-        if message["type"] == "http.disconnect" or not message.get("more_body", False):
-            return b"".join(chunks)
-
-
 async def read_json(request: Request) -> dict[str, Any]:
     """The body as a JSON object ({} when empty); 422 if it is not one."""
-    body = await whole_body(request.receive)
+    body = await request.body()
     if not body.strip():
         return {}
     data = parse_json(body)
