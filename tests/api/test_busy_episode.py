@@ -223,19 +223,19 @@ def test_a_ws_client_that_leaves_before_its_answer_leaves_no_error_in_the_log(
     logging.getLogger("uvicorn.error").addHandler(handler)
     try:
         url = live.url.replace("http://", "ws://") + "/ws"
-        ws = connect(url, open_timeout=60)
-        ws.send(json.dumps({"type": "reset", "data": {"task_id": TASK}}))
-        assert json.loads(ws.recv(timeout=60))["type"] == "observation"
-        (environment,) = [e for e in live.app.state.openenv._sessions.values() if e is not None]
-        watched = environment.episode.lock = WatchedLock()
-        watched.acquire()  # the step waits, so the client is gone before its answer
-        try:
-            ws.send(json.dumps({"type": "step", "data": {"operation": "remove_duplicates"}}))
-            assert watched.waiting.wait(60)
-            ws.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            ws.socket.close()  # an abort (RST), not a closing handshake
-        finally:
-            watched.release()
+        with connect(url, open_timeout=60) as ws:
+            ws.send(json.dumps({"type": "reset", "data": {"task_id": TASK}}))
+            assert json.loads(ws.recv(timeout=60))["type"] == "observation"
+            (environment,) = [e for e in live.app.state.openenv._sessions.values() if e is not None]
+            watched = environment.episode.lock = WatchedLock()
+            watched.acquire()  # the step waits, so the client is gone before its answer
+            try:
+                ws.send(json.dumps({"type": "step", "data": {"operation": "remove_duplicates"}}))
+                assert watched.waiting.wait(60)
+                ws.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                ws.socket.close()  # an abort (RST), not a closing handshake
+            finally:
+                watched.release()
         for _ in range(600):  # the session ends once the server sees the socket gone
             if not any(e is not None for e in live.app.state.openenv._sessions.values()):
                 break
