@@ -16,10 +16,39 @@ import httpx
 import pytest
 
 from tests.e2e.fake_chat_model import FakeChatModel
-from tests.support import TRAINING_VENVS, need, ok
+from tests.support import ROOT, TRAINING_VENVS, need, ok
 from tests.web import LiveServer
 
 VF_EVAL = TRAINING_VENVS / "verifiers" / "bin" / "vf-eval"
+TASKSET = ROOT / "integrations" / "verifiers"
+
+
+def taskset_env() -> dict[str, str]:
+    """The environment `vf-eval` runs in: this checkout's taskset first on the import path,
+    ahead of the venv's editable install, which points to the checkout that built the venv
+    (perhaps another one, or one since removed)."""
+    path = os.pathsep.join(filter(None, [str(TASKSET), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, "FAKE_MODEL_KEY": "unused"}
+
+
+def test_vf_eval_imports_this_checkouts_taskset() -> None:
+    # The venv may have been built for another checkout (its editable install points there):
+    # the taskset under test must still be this one's.
+    need(VF_EVAL.exists(), "the verifiers venv: run `bash .ci/setup-training.sh`")
+    where = subprocess.run(
+        [
+            str(VF_EVAL.parent / "python"),
+            "-c",
+            "import dataclean_verifiers; print(dataclean_verifiers.__file__)",
+        ],
+        capture_output=True,
+        text=True,
+        env=taskset_env(),
+        cwd="/",
+        timeout=120,
+    )
+    assert where.returncode == 0, where.stderr[-2000:]
+    assert Path(where.stdout.strip()) == TASKSET / "dataclean_verifiers" / "__init__.py"
 
 
 @pytest.fixture
@@ -59,9 +88,13 @@ def vf_eval(server: LiveServer, model: FakeChatModel, out: Path, *options: str):
         "--output-dir",
         str(out),
     ]
-    env = {**os.environ, "FAKE_MODEL_KEY": "unused"}
     return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=out, env=env
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=out,
+        env=taskset_env(),
     )
 
 
