@@ -780,11 +780,12 @@ def main() -> int:
         ratio_ids = rate["ours, episode ids"] / rate["CleanifyAI"]
         ratio_new = rate["ours, episode ids, a new instance every episode"] / rate["CleanifyAI"]
         ratio_off = rate["ours, episode ids, step memory off"] / rate["CleanifyAI"]
+        # The goal counts computed steps: the step memory's hits are the other figures.
         lines.append(
-            f"| one HTTP client vs CleanifyAI | ≥ 10x | **{ratio:.1f}x** (no ids, as its "
-            f"clients call it), {ratio_ids:.1f}x with episode ids, **{ratio_off:.1f}x** with "
-            f"the step memory off (every step computed), {ratio_new:.1f}x with a new "
-            "instance every episode (its reset included) |"
+            f"| one HTTP client vs CleanifyAI | ≥ 10x, every step computed | "
+            f"**{ratio_off:.1f}x** (episode ids, the step memory off); with the step memory "
+            f"{ratio:.1f}x (no ids, as its clients call it) and {ratio_ids:.1f}x (episode "
+            f"ids), {ratio_new:.1f}x with a new instance every episode (its reset included) |"
         )
     if baseline and "cold" in only:
         cold = started["ours"] / started["CleanifyAI"]
