@@ -23,12 +23,15 @@ that needed it is refused, nothing else is.
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import os
 import secrets
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +45,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_S = 5  # a PostgreSQL that does not answer: refused in seconds, not minutes
 BUSY_TIMEOUT_S = 10.0  # SQLite: wait this long for another process's transaction
+WRITER_WAIT_S = 10.0  # SQLite: a writer waits this long for its turn (`_Writer`)
+WRITER_POLL_S = 0.0005  # SQLite: how often a waiting writer tries the file's lock again
 TOTAL = ""  # the client key of a process's total row (client keys are never empty)
 
 
@@ -90,6 +95,13 @@ def unavailable(error: Exception) -> LimitsUnavailable:
     )
 
 
+def _busy() -> LimitsUnavailable:
+    return LimitsUnavailable(
+        f"the server's limit store (DCE_LIMITS_DB) has been busy for {WRITER_WAIT_S:g} s, so "
+        f"it cannot count this call against its limits; retry in {LimitsUnavailable.retry_after} s"
+    )
+
+
 class LimitDatabase:
     """The shared tables, and this process's slot and generation in them. Opened on first
     use, and again on each use until an open succeeds: a store down at start-up refuses
@@ -101,6 +113,10 @@ class LimitDatabase:
         self.dialect = self.engine.dialect.name
         self._opened = False
         self._open_lock = threading.Lock()
+        # SQLite has one writer at a time: they take turns here (`_Writer`), not on its lock.
+        database = self.engine.url.database
+        shared_file = self.dialect == "sqlite" and database not in (None, "", ":memory:")
+        self._writer = _Writer(str(database)) if shared_file else None
 
     def _open(self, connection: Connection) -> None:
         from sqlalchemy import delete, insert
@@ -125,6 +141,9 @@ class LimitDatabase:
 
         return (postgresql if self.dialect == "postgresql" else sqlite).insert(table)
 
+    def _writing(self) -> AbstractContextManager[None]:
+        return nullcontext() if self._writer is None else self._writer()
+
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
         """A transaction; a database fault in it (not the caller's own error) is
@@ -133,7 +152,7 @@ class LimitDatabase:
 
         self.open()
         try:
-            with self.engine.begin() as connection:
+            with self._writing(), self.engine.begin() as connection:
                 yield connection
         except SQLAlchemyError as error:
             raise unavailable(error) from error
@@ -146,7 +165,7 @@ class LimitDatabase:
         if self._opened:
             return
         try:
-            with self._open_lock, self.engine.begin() as connection:
+            with self._open_lock, self._writing(), self.engine.begin() as connection:
                 if not self._opened:
                     self._open(connection)
         except SQLAlchemyError as error:
@@ -235,6 +254,8 @@ class LimitDatabase:
 
     def close(self) -> None:
         self.engine.dispose()
+        if self._writer is not None:
+            self._writer.close()
 
 
 class SharedBuckets(Buckets):
@@ -274,6 +295,46 @@ class SharedCounts(Counts):
         # This process's own settlements queue here, not on the database's lock.
         with self._locks[kind], self.database.settle(kind, client) as found:
             yield found
+
+
+class _Writer:
+    """One writer at a time on a SQLite file that processes share: this process's threads
+    take turns, then the process takes an flock on a file beside the database. SQLite's
+    own wait for its lock sleeps 1, 2, 5, 10... ms between tries, so two processes' resets
+    contending for it waited tens to hundreds of ms; the flock is tried every
+    `WRITER_POLL_S`. A writer that has not had its turn after WRITER_WAIT_S finds the
+    store unavailable (503), as when SQLite gives up."""
+
+    def __init__(self, database: str) -> None:
+        self._turn = threading.Lock()
+        self._fd = os.open(database + ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        deadline = time.monotonic() + WRITER_WAIT_S
+        if not self._turn.acquire(timeout=WRITER_WAIT_S):
+            raise _busy()
+        try:
+            while not self._flocked():
+                if time.monotonic() > deadline:
+                    raise _busy()
+                time.sleep(WRITER_POLL_S)
+            try:
+                yield
+            finally:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._turn.release()
+
+    def _flocked(self) -> bool:
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def close(self) -> None:
+        os.close(self._fd)
 
 
 def _engine(url: str) -> Engine:

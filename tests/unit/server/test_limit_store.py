@@ -4,16 +4,20 @@ injected clock."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
 from pathlib import Path
+from threading import Thread
 
 import pytest
 
 from dataclean_env.errors import ClientQuotaReached, LimitsUnavailable, StoreFull, UnknownEpisode
 from dataclean_env.schemas import Action
+from dataclean_env.server import limit_store
 from dataclean_env.server.affinity import Place, home
 from dataclean_env.server.episode_store import EpisodeStore
-from dataclean_env.server.limit_store import SharedCounts, limits_url
+from dataclean_env.server.limit_store import LimitDatabase, SharedCounts, limits_url
 from dataclean_env.tasks import default_registry
 from tests.support import limit_database
 
@@ -141,3 +145,61 @@ def test_limits_urls() -> None:
     assert limits_url("/srv/limits.sqlite3") == "sqlite+pysqlite:////srv/limits.sqlite3"
     assert limits_url("postgres://u:p@db/x") == "postgresql+psycopg://u:p@db/x"
     assert limits_url("postgresql://u:p@db/x") == "postgresql+psycopg://u:p@db/x"
+
+
+def test_two_processes_writers_take_turns_before_sqlite_would_make_one_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's own wait for its write lock sleeps 1, 2, 5, 10... ms between tries, which
+    made the resets of `server --workers 2` wait tens to hundreds of ms. With that wait
+    taken away (a timeout of 0: a writer that finds the lock held fails at once), two
+    processes' writers, two threads each, still never find it held."""
+    monkeypatch.setattr(limit_store, "BUSY_TIMEOUT_S", 0.0)
+    path = tmp_path / "limits.sqlite3"
+    processes = [limit_database(path, index) for index in (0, 1)]
+
+    def count(row: tuple[float, float] | None) -> tuple[tuple[float, float], int]:
+        return ((1.0 if row is None else row[0] + 1.0), 0.0), 0
+
+    failures: list[LimitsUnavailable] = []
+
+    def write(database: LimitDatabase) -> None:
+        for _ in range(100):
+            try:
+                database.update_bucket("creations", "c", count)
+            except LimitsUnavailable as failure:
+                failures.append(failure)
+
+    writers = [Thread(target=write, args=(database,)) for database in processes * 2]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    assert [failure.detail for failure in failures] == []
+    with sqlite3.connect(path) as reader:
+        (tokens,) = reader.execute("SELECT tokens FROM limit_buckets").fetchone()
+    assert tokens == 400.0  # every update counted once
+    for database in processes:
+        database.close()
+
+
+def test_a_writer_whose_turn_never_comes_finds_the_store_unavailable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(limit_store, "WRITER_WAIT_S", 0.05)
+    path = tmp_path / "limits.sqlite3"
+    database = limit_database(path, 0)
+    holder = os.open(f"{path}.lock", os.O_RDWR)
+    fcntl.flock(holder, fcntl.LOCK_EX)  # another process's writer, stuck in its turn
+    try:
+        with pytest.raises(LimitsUnavailable) as refused:
+            database.update_bucket("creations", "c", lambda row: ((1.0, 0.0), 0))
+    finally:
+        os.close(holder)
+    assert (refused.value.status, refused.value.retry_after) == (503, 5)
+    assert refused.value.detail == (
+        "the server's limit store (DCE_LIMITS_DB) has been busy for 0.05 s, so it cannot "
+        "count this call against its limits; retry in 5 s"
+    )
+    assert database.update_bucket("creations", "c", lambda row: ((1.0, 0.0), 0)) == 0
+    database.close()
