@@ -111,6 +111,9 @@ class LimitDatabase:
         self.slot, self.generation = slot, secrets.token_hex(8)
         self.engine = _engine(limits_url(url))
         self.dialect = self.engine.dialect.name
+        from dataclean_env.server.limit_tables import Statements  # SQLAlchemy: only when used
+
+        self._statements = Statements(self.dialect)
         self._opened = False
         self._open_lock = threading.Lock()
         # SQLite has one writer at a time: they take turns here (`_Writer`), not on its lock.
@@ -174,27 +177,16 @@ class LimitDatabase:
 
     # ── buckets ───────────────────────────────────────────────────────────
     def update_bucket(self, name: str, client: str, change: Change) -> int:
-        from sqlalchemy import select, update
-
-        from dataclean_env.server.limit_tables import buckets
-
-        key = (buckets.c.name == name) & (buckets.c.client == client)
+        key = {"b_name": name, "b_client": client}
         with self.transaction() as connection:
             while True:
-                found = connection.execute(
-                    select(buckets.c.tokens, buckets.c.at).where(key).with_for_update()
-                ).first()
+                found = connection.execute(self._statements.bucket, key).first()
                 row, wait = change((found[0], found[1]) if found else None)
+                values = {**key, "b_tokens": row[0], "b_at": row[1]}
                 if found is not None:
-                    connection.execute(update(buckets).where(key).values(tokens=row[0], at=row[1]))
+                    connection.execute(self._statements.set_bucket, values)
                     return wait
-                made = connection.execute(
-                    self._insert(buckets)
-                    .values(name=name, client=client, tokens=row[0], at=row[1])
-                    .on_conflict_do_nothing()
-                    .returning(buckets.c.name)  # a row only if this insert made it
-                ).first()
-                if made is not None:
+                if connection.execute(self._statements.make_bucket, values).first() is not None:
                     return wait
                 # Another process made the bucket meanwhile: apply the change to its row.
 
@@ -211,46 +203,24 @@ class LimitDatabase:
     # ── counts ────────────────────────────────────────────────────────────
     @contextmanager
     def settle(self, kind: str, client: str | None) -> Iterator[Settlement]:
-        from sqlalchemy import func, select
-
-        from dataclean_env.server.limit_tables import counts, locks, slots
-
+        statements = self._statements
         with self.transaction() as connection:
-            connection.execute(select(locks.c.kind).where(locks.c.kind == kind).with_for_update())
-            live = counts.join(
-                slots, (counts.c.slot == slots.c.slot) & (counts.c.generation == slots.c.generation)
-            )
-            others = (counts.c.kind == kind) & (counts.c.slot != self.slot)
+            connection.execute(statements.lock, {"c_kind": kind})
 
             def held(key: str) -> int:
-                total = select(func.coalesce(func.sum(counts.c.n), 0)).select_from(live)
-                return int(
-                    connection.execute(total.where(others & (counts.c.client == key))).scalar_one()
-                )
+                others = {"c_kind": kind, "c_slot": self.slot, "c_client": key}
+                return int(connection.execute(statements.held, others).scalar_one())
 
             found = Settlement(held(TOTAL), held(client) if client is not None else 0)
             yield found
-            self._publish(connection, kind, found.rows)
-
-    def _publish(self, connection: Connection, kind: str, rows: dict[str, int]) -> None:
-        from sqlalchemy import delete
-
-        from dataclean_env.server.limit_tables import counts
-
-        for client, count in rows.items():
-            mine = (counts.c.generation == self.generation) & (counts.c.kind == kind)
-            if count <= 0:
-                connection.execute(delete(counts).where(mine & (counts.c.client == client)))
-                continue
-            connection.execute(
-                self._insert(counts)
-                .values(
-                    slot=self.slot, generation=self.generation, kind=kind, client=client, n=count
-                )
-                .on_conflict_do_update(
-                    index_elements=["generation", "kind", "client"], set_={"n": count}
-                )
-            )
+            for key, count in found.rows.items():
+                row = {"c_generation": self.generation, "c_kind": kind, "c_client": key}
+                if count <= 0:
+                    connection.execute(statements.drop_count, row)
+                else:
+                    connection.execute(
+                        statements.set_count, {**row, "c_slot": self.slot, "c_n": count}
+                    )
 
     def close(self) -> None:
         self.engine.dispose()
