@@ -277,7 +277,8 @@ class _Writer:
 
     def __init__(self, database: str) -> None:
         self._turn = threading.Lock()
-        self._fd = os.open(database + ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+        self._path = database + ".lock"
+        self._fd: int | None = None  # opened on first use, as the database is
 
     @contextmanager
     def __call__(self) -> Iterator[None]:
@@ -285,7 +286,12 @@ class _Writer:
         if not self._turn.acquire(timeout=WRITER_WAIT_S):
             raise _busy()
         try:
-            while not self._flocked():
+            if self._fd is None:
+                try:
+                    self._fd = os.open(self._path, os.O_CREAT | os.O_RDWR, 0o600)
+                except OSError as error:
+                    raise unavailable(error) from error
+            while not self._flocked(self._fd):
                 if time.monotonic() > deadline:
                     raise _busy()
                 time.sleep(WRITER_POLL_S)
@@ -296,15 +302,18 @@ class _Writer:
         finally:
             self._turn.release()
 
-    def _flocked(self) -> bool:
+    @staticmethod
+    def _flocked(fd: int) -> bool:
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
         return True
 
     def close(self) -> None:
-        os.close(self._fd)
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def _engine(url: str) -> Engine:

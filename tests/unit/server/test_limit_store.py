@@ -203,3 +203,17 @@ def test_a_writer_whose_turn_never_comes_finds_the_store_unavailable(
     )
     assert database.update_bucket("creations", "c", lambda row: ((1.0, 0.0), 0)) == 0
     database.close()
+
+
+def test_a_store_in_a_folder_that_does_not_exist_refuses_resets_and_starts(
+    tmp_path: Path,
+) -> None:
+    database = LimitDatabase(str(tmp_path / "missing" / "limits.sqlite3"), 0)  # no raise
+    with pytest.raises(LimitsUnavailable) as refused:
+        database.update_bucket("creations", "c", lambda row: ((1.0, 0.0), 0))
+    assert (refused.value.status, refused.value.retry_after) == (503, 5)
+    assert refused.value.detail == (
+        "the server's limit store (DCE_LIMITS_DB) cannot be reached (FileNotFoundError), so "
+        "it cannot count this call against its limits; retry in 5 s"
+    )
+    database.close()
