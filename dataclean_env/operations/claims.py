@@ -165,6 +165,7 @@ def _on_column(column: str, steps: list[dict[str, Any]]) -> list[dict[str, Any]]
     StandardiseParams,
     rank=2,
     repeatable=True,
+    slow=True,  # it may run regex_replace
     description="Per column, run a transform (a list of column operations) on every cell.",
 )
 def standardise(table: pd.DataFrame, params: StandardiseParams, ctx: OpContext) -> OpResult:
@@ -264,6 +265,7 @@ class FixParams(Params):
     FixParams,
     rank=2,
     repeatable=True,
+    slow=True,  # it may run sql and regex_replace
     description="Phase 3 of 4: repair the table with registry operations, all or nothing.",
 )
 def fix(table: pd.DataFrame, params: FixParams, ctx: OpContext) -> OpResult:

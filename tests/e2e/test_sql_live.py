@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -84,7 +84,10 @@ def test_invalid_unicode_is_refused(server: LiveServer) -> None:
     assert json.loads(body)  # the body is valid JSON: the refusal is the text's
 
 
-def test_health_answers_while_a_never_ending_query_runs(server: LiveServer) -> None:
+def _health_latencies_while(
+    server: LiveServer, step: Callable[[], httpx.Response]
+) -> tuple[httpx.Response, list[float]]:
+    """`step()`'s answer, and how long each /health call sent meanwhile took."""
     latencies: list[float] = []
     stop = threading.Event()
 
@@ -96,18 +99,44 @@ def test_health_answers_while_a_never_ending_query_runs(server: LiveServer) -> N
                 latencies.append(time.perf_counter() - started)
                 time.sleep(0.05)
 
+    poller = threading.Thread(target=poll)
+    poller.start()
+    try:
+        return step(), latencies
+    finally:
+        stop.set()
+        poller.join(timeout=30)
+
+
+def test_health_answers_while_a_never_ending_query_runs(server: LiveServer) -> None:
     with httpx.Client(base_url=server.url, timeout=60) as client:
         client.post(f"/reset/{TASK}", json={"episode_id": "sql-victim"}).raise_for_status()
-        poller = threading.Thread(target=poll)
-        poller.start()
-        try:
-            answer = _step(client, "query", FOREVER)
-        finally:
-            stop.set()
-            poller.join(timeout=30)
+        answer, latencies = _health_latencies_while(server, lambda: _step(client, "query", FOREVER))
     assert answer.json()["code"] == "STEP_TIME_LIMIT"
     # The step takes its whole time limit (2 s); /health answered several times meanwhile,
     # each well under a second (a generous bound: a blocked loop would wait the 2 s).
+    assert len(latencies) >= 5
+    assert sorted(latencies)[len(latencies) // 2] < 1.0
+
+
+def test_health_answers_while_a_fix_runs_a_never_ending_sql_step(server: LiveServer) -> None:
+    """A `fix` runs registry operations, `sql` among them: its time is the client's too, so
+    it runs off the event loop like `sql` itself."""
+    episode = {"episode_id": "fix-victim"}
+    with httpx.Client(base_url=server.url, timeout=60) as client:
+        reset = client.post("/reset/audit_pipeline", json={**episode, "seed": 1})
+        column = reset.json()["observation"]["columns"][1]
+        for operation, parameters in [("audit", {"categories": []}), ("identify", {"cells": []})]:
+            client.post(
+                "/step", json={**episode, "operation": operation, "parameters": parameters}
+            ).raise_for_status()
+        endless = f'UPDATE t SET "{column}" = "{column}" WHERE ({FOREVER}) < 0'
+        fix = {"operations": [{"operation": "sql", "parameters": {"sql": endless}}]}
+        answer, latencies = _health_latencies_while(
+            server,
+            lambda: client.post("/step", json={**episode, "operation": "fix", "parameters": fix}),
+        )
+    assert answer.status_code == 422 and answer.json()["code"] == "STEP_TIME_LIMIT"
     assert len(latencies) >= 5
     assert sorted(latencies)[len(latencies) // 2] < 1.0
 

@@ -15,8 +15,9 @@ step on a small table takes less time than a hop to a worker thread (about a mil
 the machines we measured), so running it inline is faster for everyone; a large table goes
 to a thread so that the event loop keeps serving other clients meanwhile. So does an
 operation whose cost the client controls beyond the table's size (`Operation.slow`:
-regex_replace, program): it may use the whole step time limit, and on the event loop it
-would stall every other client, /health included. Such steps share a few threads of their
+regex_replace, sql, query, and program, fix and standardise, which may run them): it may
+use the whole step time limit, and on the event loop it would stall every other client,
+/health included. Such steps share a few threads of their
 own, so they cannot take the pool's threads from everyone else either, and wait for them
 in turns by client (`server/fair_slots.py`), so one client's many cannot hold up another's.
 Calls on one episode take turns for it on the event loop, holding no thread while they wait

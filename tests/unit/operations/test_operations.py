@@ -30,6 +30,7 @@ from dataclean_env.operations import (
     operation_names,
     resolve,
 )
+from dataclean_env.operations.claims import FIX_OPERATIONS, TRANSFORMS
 
 STRATEGIES = ["mean", "median", "mode", "ffill", "bfill", "constant"]
 DTYPES = ["int", "float", "str", "bool", "datetime"]
@@ -1109,3 +1110,10 @@ def test_fix_dtype_float_refuses_ints_beyond_exact_float_range() -> None:
     with pytest.raises(OperationFailed, match="too large to convert exactly"):
         op.apply(table, params, OpContext())
     assert table.equals(before)
+
+
+@pytest.mark.parametrize(("name", "inner"), [("fix", FIX_OPERATIONS), ("standardise", TRANSFORMS)])
+def test_an_operation_that_may_run_a_slow_one_is_slow(name: str, inner: frozenset[str]) -> None:
+    """Servers run a slow operation off the event loop; one that runs others inherits it."""
+    assert sorted(n for n in inner if get_operation(n).slow)  # it may run a slow one
+    assert get_operation(name).slow
