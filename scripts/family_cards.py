@@ -31,8 +31,8 @@ SUMMARY = {
     "instance's description is its own rule card. Graded by repair, preservation and row "
     "integrity; the key column is protected.",
     "claims": "Tasks graded on what the agent claims (errors found, standardising transforms, "
-    "an audit in phases) rather than on a cleaned table; scores are revealed when the "
-    "episode ends.",
+    "an audit in phases) rather than on a cleaned table; detection and audit scores are "
+    "revealed when the episode ends, standardisation scores after every step.",
     "custom": "Any folder holding dirty.csv and clean.csv (the repository ships `rayyan`), "
     "read as text and graded by cell-repair F1.",
 }

@@ -341,3 +341,16 @@ def test_rayyan_ships_its_detection_and_audit_tasks():
     audit = episode("rayyan_audit", None)
     assert audit.spec.phases == ("audit", "identify", "fix", "validate")
     assert play(audit, *audit.task.solution)["total"] == 0.9999
+
+
+def test_only_detection_and_audit_scores_wait_for_the_end():
+    """What README, DESIGN and the claims card say: standardisation's score shows after
+    each step (its transforms rewrite whole columns); detection and audit stay at the floor
+    until the episode ends."""
+    shown = {}
+    for task_id in KINDS:
+        ep = episode(task_id, 0)
+        result = ep.step(Action.model_validate(ep.task.solution[0]))
+        assert not ep.done
+        shown[task_id] = result.reward.total
+    assert shown == {"error_detection": 0.0001, "standardisation": 0.9999, "audit_pipeline": 0.0001}
