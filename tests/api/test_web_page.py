@@ -241,9 +241,38 @@ def test_instances_of_a_difficulty(client: TestClient) -> None:
     assert "hard" in started["observation"]["task_description"]
 
 
+def test_instances_of_a_seeded_claims_family(client: TestClient) -> None:
+    body = ok(
+        client.get(
+            "/tasks/error_detection/instances",
+            params={"split": "eval", "difficulty": "hard", "limit": 3},
+        )
+    )
+    assert body == {
+        "task_id": "error_detection",
+        "split": "eval",
+        "instances": [
+            {"seed": 1, "difficulty": "hard"},
+            {"seed": 3, "difficulty": "hard"},
+            {"seed": 4, "difficulty": "hard"},
+        ],
+    }
+    started = ok(client.post("/reset/error_detection", json={"seed": 4, "split": "eval"}))
+    assert "rows, hard)" in started["observation"]["task_description"]
+    for task_id in ("standardisation", "audit_pipeline"):
+        body = ok(client.get(f"/tasks/{task_id}/instances", params={"limit": 2}))
+        assert len(body["instances"]) == 2, task_id
+
+
 def test_instances_refuse_what_has_none(client: TestClient) -> None:
     fixed = client.get("/tasks/easy_dedup_rename/instances")
     assert fixed.status_code == 404 and fixed.json()["code"] == "NO_INSTANCES"
+    showcase = client.get("/tasks/detection_showcase/instances")
+    assert showcase.status_code == 404
+    assert showcase.json() == {
+        "detail": "'detection_showcase' is not a generated family; it has one instance",
+        "code": "NO_INSTANCES",
+    }
     unknown = client.get("/tasks/nope/instances")
     assert unknown.status_code == 404 and unknown.json()["code"] == "UNKNOWN_TASK"
     for query in ({"difficulty": "expert"}, {"split": "dev"}, {"limit": 51}):

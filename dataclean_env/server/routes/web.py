@@ -8,8 +8,9 @@
   the episode (not applied: the page sends it as an ordinary step, so it is validated and
   logged like any other). One agent per live episode, held in a weak map keyed by the
   episode object, so it lives exactly as long as the episode does in the bounded store.
-* `GET /tasks/{task_id}/instances`: seeds of a generated family with their difficulty, so
-  a visitor can ask for a "hard eval instance" (difficulty is drawn per instance).
+* `GET /tasks/{task_id}/instances`: seeds of a generated family (cleaning or claims) with
+  their difficulty, so a visitor can ask for a "hard eval instance" (difficulty is drawn
+  per instance).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dataclean_env.server.reward_visibility import refuse_view
 from dataclean_env.server.table_view import MAX_PAGE, table_page
 from dataclean_env.settings import PACKAGE_DIR, PROJECT_ROOT
 from dataclean_env.tasks import TaskRegistry
+from dataclean_env.tasks.claims import GENERATED as CLAIMS_FAMILIES
 from dataclean_env.tasks.generated import FAMILIES, predicted_difficulty
 
 router = APIRouter(tags=["web page"])
@@ -209,10 +211,11 @@ async def instances(
     start: Annotated[int, Query(ge=0, lt=2**62)] = 0,
     limit: Annotated[int, Query(ge=1, le=50)] = 10,
 ) -> dict[str, Any]:
-    """Seeds from `start` on of a generated family with their difficulty (only those of
-    `difficulty` when given; at most 1000 seeds are looked at)."""
+    """Seeds from `start` on of a generated family, cleaning or claims, with their difficulty
+    (only those of `difficulty` when given; at most 1000 seeds are looked at). Every such
+    generator draws its difficulty first, so `predicted_difficulty` serves both."""
     registry.spec(task_id)  # 404 for an unknown task
-    if task_id not in FAMILIES:
+    if task_id not in FAMILIES and task_id not in CLAIMS_FAMILIES:
         raise NoInstances(f"{task_id!r} is not a generated family; it has one instance")
     found = []
     for seed in range(start, start + MAX_SEED_SCAN):

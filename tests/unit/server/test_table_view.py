@@ -9,6 +9,8 @@ import pytest
 
 from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.server.table_view import MAX_PAGE, row_origins, table_page
+from dataclean_env.tasks.claims import GENERATED as CLAIMS_FAMILIES
+from dataclean_env.tasks.claims import generated_instance
 from dataclean_env.tasks.generated import FAMILIES, instance, predicted_difficulty
 
 
@@ -97,3 +99,11 @@ def test_predicted_difficulty_is_the_instance_difficulty(family: str) -> None:
             spec, generated, _ = instance(family, split, seed)
             assert predicted_difficulty(family, split, seed) == generated.difficulty
             assert spec.difficulty == generated.difficulty
+
+
+@pytest.mark.parametrize("family", list(CLAIMS_FAMILIES))
+def test_predicted_difficulty_is_a_claims_instance_difficulty(family: str) -> None:
+    for split in ("train", "eval", "test"):
+        for seed in range(4):
+            spec = generated_instance(family, split, seed)[0]
+            assert predicted_difficulty(family, split, seed) == spec.difficulty
