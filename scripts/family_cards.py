@@ -19,6 +19,8 @@ from typing import Any
 from dataclean_env.schemas import Observation
 from dataclean_env.settings import Settings, bundled_datasets
 from dataclean_env.tasks import registry_for
+from dataclean_env.tasks.claims import GENERATED as SEEDED_CLAIMS
+from dataclean_env.tasks.claims import max_steps_bounds
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "families.md"
@@ -57,6 +59,14 @@ def table(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return lines
+
+
+def max_steps(task: dict[str, Any]) -> str:
+    """A task's budget; a seeded claims family's grows with the instance's table."""
+    if task["task_id"] in SEEDED_CLAIMS:
+        low, high = max_steps_bounds(task["task_id"])
+        return f"{low} to {high}, by instance"
+    return str(task["max_steps"])
 
 
 def weights(scoring: dict[str, float]) -> str:
@@ -118,7 +128,7 @@ def card(family: dict[str, Any], tasks: list[dict[str, Any]]) -> list[str]:
         "refused actions are sent (`info.truncated`, `info.end_reason`).",
         "",
     ]
-    out += table(["task", "max_steps"], ((f"`{t['task_id']}`", t["max_steps"]) for t in tasks))
+    out += table(["task", "max_steps"], ((f"`{t['task_id']}`", max_steps(t)) for t in tasks))
     out += ["", "### Arguments", ""]
     out += [
         "Reset options (REST body or `/ws` reset frame): `task_id`, `seed`, `split`, "

@@ -59,6 +59,11 @@ def _read(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
 
 
+def row_bounds() -> tuple[int, int]:
+    """The fewest and most rows a table can have (no rows are added or lost)."""
+    return min(low for low, _ in SIZES.values()), max(high for _, high in SIZES.values())
+
+
 def generate(rng: random.Random, difficulty: str | None = None) -> Formatted:
     difficulty = difficulty or rng.choice(list(SIZES))
     rows = rng.randint(*SIZES[difficulty])

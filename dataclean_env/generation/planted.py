@@ -191,6 +191,17 @@ def _as_read(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
 
 
+def _copies(rows: int, rate: float) -> int:
+    """How many duplicate rows an instance of `rows` clean rows gets, when it gets any."""
+    return max(1, round(rows * rate / 3))
+
+
+def dirty_row_bounds() -> tuple[int, int]:
+    """The fewest and most rows a dirty table can have (duplicates included)."""
+    low = min(low for low, _, _ in SIZES.values())
+    return low, max(high + _copies(high, rate) for _, high, rate in SIZES.values())
+
+
 def generate(rng: random.Random, difficulty: str | None = None) -> Planted:
     difficulty = difficulty or rng.choice(list(SIZES))
     low, high, rate = SIZES[difficulty]
@@ -215,7 +226,7 @@ def generate(rng: random.Random, difficulty: str | None = None) -> Planted:
             continue  # reads back as the clean value: not an error
         dirty[i][column] = value
         errors[(str(clean[i][KEY]), column)] = kind
-    copies = max(1, round(len(clean) * rate / 3)) if "duplicate_row" in kinds else 0
+    copies = _copies(len(clean), rate) if "duplicate_row" in kinds else 0
     next_id = clean[-1][KEY] + 1
     for original in rng.sample(clean, copies):
         copy = {**original, KEY: next_id}

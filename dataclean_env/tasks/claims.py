@@ -113,6 +113,15 @@ def _max_steps(kind: str, rows: int) -> int:
     return {"detection": 6 + 2 * pages, "standardisation": 8 + pages, "audit": 10 + 2 * pages}[kind]
 
 
+def max_steps_bounds(task_id: str) -> tuple[int, int]:
+    """The fewest and most steps an instance of a seeded claims family gets: its budget
+    grows with the table's pages, and the generator bounds the rows."""
+    kind = GENERATED[task_id]
+    rows = formats_generator.row_bounds() if kind == "standardisation" else None
+    low, high = rows or planted_generator.dirty_row_bounds()
+    return _max_steps(kind, low), _max_steps(kind, high)
+
+
 def build(
     task_id: str, family: str, kind: str, source: Source
 ) -> tuple[TaskSpec, TaskGrader, tuple[Any, ...]]:

@@ -21,7 +21,13 @@ from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import default_registry
-from dataclean_env.tasks.claims import GENERATED, SHOWCASES, ClaimsFamily
+from dataclean_env.tasks.claims import (
+    GENERATED,
+    SHOWCASES,
+    ClaimsFamily,
+    generated_instance,
+    max_steps_bounds,
+)
 from dataclean_env.tasks.registry import TaskRegistry
 
 REPO = Path(__file__).resolve().parents[3]
@@ -354,3 +360,23 @@ def test_only_detection_and_audit_scores_wait_for_the_end():
         assert not ep.done
         shown[task_id] = result.reward.total
     assert shown == {"error_detection": 0.0001, "standardisation": 0.9999, "audit_pipeline": 0.0001}
+
+
+# eval seeds whose instance has the family's fewest and most steps (found by a sweep).
+STEP_EXTREMES = {
+    "error_detection": {0: 8, 29: 14},
+    "standardisation": {0: 9, 1: 11},
+    "audit_pipeline": {3: 12, 182: 18},
+}
+
+
+@pytest.mark.parametrize("task_id", KINDS)
+def test_the_step_budget_bounds_are_the_instances_extremes(task_id):
+    """The budget grows with the table's pages, so it varies by instance; the bounds the
+    family card prints are reached and never left."""
+    low, high = max_steps_bounds(task_id)
+    assert {low, high} == set(STEP_EXTREMES[task_id].values())
+    for seed, steps in STEP_EXTREMES[task_id].items():
+        assert generated_instance(task_id, "eval", seed)[0].max_steps == steps
+    for seed in range(40):
+        assert low <= generated_instance(task_id, "train", seed)[0].max_steps <= high
