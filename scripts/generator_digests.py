@@ -1,8 +1,9 @@
-"""Print the digest of every generated family's current generator version.
+"""Print the digest of every seeded family's current generator version (cleaning and claims).
 
     uv run python scripts/generator_digests.py
 
-After a deliberate change to a generator, bump its module's VERSION and add the printed
+After a deliberate change to a generator, bump its VERSION (the module's, or the family's
+entry in `tasks/claims.py:VERSIONS`) and add the printed
 line for the new version to `dataclean_env/generation/digests.py` (keep the old ones: they
 name what older published numbers were measured on).
 """
@@ -14,8 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from dataclean_env.tasks import claims
 from dataclean_env.tasks.generated import FAMILIES, GENERATOR_VERSIONS, generator_digest
 
 if __name__ == "__main__":
     for family in FAMILIES:
         print(f'    "{GENERATOR_VERSIONS[family]}": "{generator_digest(family)}",')
+    for family in claims.GENERATED:
+        print(f'    "{claims.GENERATOR_VERSIONS[family]}": "{claims.generator_digest(family)}",')

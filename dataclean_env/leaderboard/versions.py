@@ -1,7 +1,8 @@
 """Versions stamped on every leaderboard record; one board per suite version.
 
 Bump GRADER_VERSION when grading or an operation changes what a trace scores; a generator's
-own VERSION (tasks.generated.GENERATOR_VERSIONS) when it changes what an instance holds;
+own VERSION (tasks.generated.GENERATOR_VERSIONS for the cleaning families,
+tasks.claims.VERSIONS for the seeded claims families) when it changes what an instance holds;
 the suite's version in benchmark/suites/suites.json when its composition changes. Each of
 them changes the suite version (`suite_version`, the one place it is made), so a change
 opens a new board; `dataclean-env-admin audit --rescore` then scores the stored runs again.
@@ -14,13 +15,16 @@ import json
 from collections.abc import Mapping
 
 from dataclean_env import __version__
+from dataclean_env.tasks import claims
 from dataclean_env.tasks.generated import GENERATOR_VERSIONS
 
 SERVER_VERSION = __version__
 GRADER_VERSION = "grader-1"
+# Every generator a suite plays, cleaning and claims (a test holds it to suites.json).
+SUITE_GENERATORS: dict[str, str] = {**GENERATOR_VERSIONS, **claims.GENERATOR_VERSIONS}
 
 
-def generator_version(versions: Mapping[str, str] = GENERATOR_VERSIONS) -> str:
+def generator_version(versions: Mapping[str, str] = SUITE_GENERATORS) -> str:
     """One name for every generator's version at once."""
     text = json.dumps(dict(versions), sort_keys=True)
     return "gen-" + hashlib.sha256(text.encode()).hexdigest()[:8]

@@ -12,6 +12,8 @@ Each kind comes three ways:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import random
 from collections.abc import Iterable
@@ -36,6 +38,7 @@ from dataclean_env.grading.claims import (
 from dataclean_env.grading.truth import ERROR_TYPES, ROW, Truth, from_tables
 from dataclean_env.operations.claims import AUDIT_PHASES, FIX_OPERATIONS, MAX_FIX_STEPS
 from dataclean_env.tasks.custom import ROW_ID, NotATask, read_pair, task_file
+from dataclean_env.tasks.generated import DIGEST_SEEDS
 from dataclean_env.tasks.registry import Task, TaskGrader, TaskSpec
 
 GENERATED = {
@@ -43,6 +46,10 @@ GENERATED = {
     "standardisation": "standardisation",
     "audit_pipeline": "audit",
 }
+# Bumped whenever what a seed produces changes (tests/unit/generation/test_generator_versions.py).
+VERSIONS = {"error_detection": 1, "standardisation": 1, "audit_pipeline": 1}
+# family -> its generator version, e.g. "error_detection-v1"; the suite version names these.
+GENERATOR_VERSIONS = {name: f"{name}-v{version}" for name, version in VERSIONS.items()}
 SHOWCASES = {
     "detection_showcase": "detection",
     "standardisation_showcase": "standardisation",
@@ -123,7 +130,7 @@ def max_steps_bounds(task_id: str) -> tuple[int, int]:
 
 
 def build(
-    task_id: str, family: str, kind: str, source: Source
+    task_id: str, family: str, kind: str, source: Source, version: str | None = None
 ) -> tuple[TaskSpec, TaskGrader, tuple[Any, ...]]:
     """The spec, grader and reference solution of one claim task."""
     dirty, gold, key = source.dirty, source.gold, source.key
@@ -157,6 +164,7 @@ def build(
         target_schema={c: kind_of(gold[c].dtype) for c in gold.columns},
         cells=dirty.size,
         protected_columns=frozenset({key}),
+        version=version,
         kind=kind,
         phases=AUDIT_PHASES if kind == "audit" else (),
     )
@@ -245,15 +253,40 @@ def generated_instance(
 ) -> tuple[TaskSpec, Any, tuple[Any, ...], pd.DataFrame]:
     kind = GENERATED[task_id]
     source = _source(kind, instance_rng(task_id, split, seed))
-    spec, grader, solution = build(task_id, "generated", kind, source)
+    spec, grader, solution = build(task_id, "generated", kind, source, GENERATOR_VERSIONS[task_id])
     return spec, grader, solution, source.dirty
+
+
+def generator_digest(task_id: str) -> str:
+    """sha256 over the dirty and gold tables, description, step budget and reference
+    solution of seeds `DIGEST_SEEDS` of every split, generated afresh (never from the
+    cache); like `tasks.generated.generator_digest`. The solution names every planted
+    error with its type, so the truth the grader uses is covered too."""
+    digest = hashlib.sha256()
+    kind = GENERATED[task_id]
+    for split in SPLITS:
+        for seed in DIGEST_SEEDS:
+            source = _source(kind, instance_rng(task_id, split, seed))
+            spec, _, solution = build(task_id, "generated", kind, source)
+            for part in (
+                source.dirty.to_csv(index=False),
+                source.gold.to_csv(index=False),
+                json.dumps({c: str(t) for c, t in source.dirty.dtypes.items()}),
+                json.dumps({c: str(t) for c, t in source.gold.dtypes.items()}),
+                spec.description,
+                str(spec.max_steps),
+                json.dumps(solution, sort_keys=True),
+            ):
+                digest.update(part.encode("utf-8"))
+                digest.update(b"\x00")
+    return digest.hexdigest()
 
 
 def secret_claims_task(task_id: str, secret: bytes, index: int) -> Task:
     """Instance `index` of a claims family's secret split (like `generated.secret_task`)."""
     kind = GENERATED[task_id]
     source = _source(kind, secret_rng(secret, task_id, index))
-    spec, grader, solution = build(task_id, "generated", kind, source)
+    spec, grader, solution = build(task_id, "generated", kind, source, GENERATOR_VERSIONS[task_id])
     return Task(spec, source.dirty, grader, None, "secret", solution=solution)
 
 

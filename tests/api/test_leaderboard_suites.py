@@ -27,13 +27,13 @@ from dataclean_env.leaderboard.tables import tokens as token_table
 from dataclean_env.leaderboard.versions import (
     GENERATOR_VERSION,
     GRADER_VERSION,
+    SUITE_GENERATORS,
     generator_version,
     suite_version,
 )
 from dataclean_env.runner.stats import bootstrap_interval
 from dataclean_env.server.app import create_app
 from dataclean_env.settings import Settings
-from dataclean_env.tasks.generated import GENERATOR_VERSIONS
 from tests.api.test_leaderboard import FINISH, board_settings, play_heuristic, step
 from tests.support import ROOT, ok
 from tests.web import LiveServer
@@ -353,9 +353,13 @@ def test_a_live_holder_of_another_process_on_this_host_is_left_alone(tmp_path: P
 # ── versions and the audit ─────────────────────────────────────────────────
 def test_the_suite_version_is_made_of_the_composition_grader_and_generators() -> None:
     assert f"dce-suite-1-lite+{GRADER_VERSION}+{GENERATOR_VERSION}" == LITE
-    assert generator_version(GENERATOR_VERSIONS) == GENERATOR_VERSION
-    bumped = {**GENERATOR_VERSIONS, "crm": "crm-v99"}
+    assert generator_version(SUITE_GENERATORS) == GENERATOR_VERSION == "gen-26c0e2f0"
+    bumped = {**SUITE_GENERATORS, "crm": "crm-v99"}
     assert generator_version(bumped) != GENERATOR_VERSION
+    claims_bumped = {**SUITE_GENERATORS, "audit_pipeline": "audit_pipeline-v2"}
+    assert generator_version(claims_bumped) != GENERATOR_VERSION
+    # benchmark.md's example is the current full suite's version
+    assert f"`{suite_version('dce-suite-1')}`" in (ROOT / "docs/benchmark.md").read_text()
     assert suite_version("dce-suite-1", grader="grader-2") != suite_version("dce-suite-1")
     assert suite_version("dce-suite-1", generator=generator_version(bumped)) != suite_version(
         "dce-suite-1"
