@@ -26,7 +26,8 @@ changes nothing but the refusal count.
 ## Rewards
 `reward_mode="delta"` (default): the change in score the step made, so the sum of an
 episode's rewards is final minus initial score. `"absolute"`: the score itself (for clients
-that read it, not for summing). A refused action earns 0 in every mode. The score is a
+that read it, not for summing). `"hidden"`: null until the episode ends, whose step shows the
+final score. A refused action earns 0 (null while hidden). The score is a
 weighted sum of components computed against gold, minus order/repeat penalties on the fixed
 tasks, clamped to [0.0001, 0.9999]; doing nothing earns about nothing and no damaging step
 raises it.
@@ -42,7 +43,7 @@ any step after the end is refused with EPISODE_FINISHED.
 
 ## Arguments (reset options)
 `task_id` (default: the first task), `seed`, `split` ("train", "eval", "test"),
-`episode_id`, `reward_mode` ("delta", "absolute").
+`episode_id`, `reward_mode` ("delta", "absolute", "hidden").
 
 ## Version history
 * 0.3: refusals earn 0 and are bounded; scores at full precision; termination and
