@@ -113,7 +113,10 @@ class Observation(BaseModel):
     dtypes: dict[str, str] = Field(description="pandas dtype per column.")
     duplicate_count: int = Field(description="Rows that exactly repeat an earlier row.")
     sample_rows: list[dict[str, Any]] = Field(
-        description='Up to 5 rows of the current table as records; missing cells are "NULL".'
+        description=(
+            "Rows of the current table as records, from sample_offset: the first 5 until"
+            ' show_rows picks another window (up to 50 rows); missing cells are "NULL".'
+        )
     )
     sample_offset: int = Field(
         default=0, description="Position of the first sample row (moved by show_rows)."

@@ -17,7 +17,7 @@ changes nothing but the refusal count.
 | episode_id, task_id | which episode and task |
 | step, steps_remaining | accepted steps so far and left |
 | columns, shape, dtypes, missing_values, duplicate_count, dataset_info | the table's state |
-| sample_rows, sample_offset | up to 5 rows (missing as "NULL"), from the `show_rows` window |
+| sample_rows, sample_offset | the `show_rows` window (5 rows at first, ≤ 50), missing as "NULL" |
 | available_operations, task_description | what may be done, and the task's rule card |
 | message | what the last step did, or why it was refused |
 | score, score_components | the episode score (full precision) and the reward object |
