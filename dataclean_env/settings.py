@@ -93,7 +93,7 @@ class Settings(BaseSettings):
 
     # ── hardening limits (docs/DESIGN.md, "Limits") ──
     # Engine time of one step, a whole program included; past it the step is refused (422
-    # OPERATION_FAILED, STEP_TOO_SLOW in the detail) and changes nothing.
+    # STEP_TIME_LIMIT) and changes nothing.
     step_seconds: float = 2.0
     # Longest text a step may write into a cell, and most text (characters over all cells) a
     # step may leave in a table (a task's own data may exceed both; a step may not grow it).
