@@ -1,7 +1,8 @@
 """Agents: anything with a `name` and `act(observation) -> action dict`, one per episode.
 
-Besides the built-in heuristic (`dataclean_env.agents.HeuristicAgent`, the project's
-baseline) and the LLM agent (`llm.py`), three reference agents bound what a score means:
+Besides the built-in heuristic (`dataclean_env.agents.heuristic.HeuristicAgent`, the
+project's baseline) and the LLM agent (`llm.py`), three reference agents bound what a score
+means:
 
 * `NoOpAgent` finishes at once: the score of the dirty table as it is;
 * `RandomAgent` takes well-formed actions at random from the available operations, with

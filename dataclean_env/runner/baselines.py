@@ -37,13 +37,13 @@ NOTES = {
     "noop": AgentNote("noop-baseline", "sends `finish` at once: the dirty table's own score"),
     "heuristic": AgentNote(
         "heuristic-baseline",
-        "`dataclean_env.agents.HeuristicAgent`, the project's baseline: follows the rule "
-        "card in the task description (`dataclean_env/rule_card.py`), then walks the "
-        "cleaning pipeline as the observation shows it (on real tables it profiles the "
-        "rows and makes only the repairs a column's own values support; on the detection, "
-        "standardisation and audit tasks it pages through the table and claims what a "
-        "profile of its columns backs, `dataclean_env/agents/detector.py`); never sees the "
-        "task id or gold",
+        "`dataclean_env.agents.heuristic.HeuristicAgent`, the project's baseline: follows "
+        "the rule card in the task description (`dataclean_env/agents/rule_card.py`), then "
+        "walks the cleaning pipeline as the observation shows it (on real tables it profiles "
+        "the rows and makes only the repairs a column's own values support; on the "
+        "detection, standardisation and audit tasks it pages through the table and claims "
+        "what a profile of its columns backs, `dataclean_env/agents/detector.py`); never "
+        "sees the task id or gold",
     ),
     "template": AgentNote(
         "card-free-template",
