@@ -2,7 +2,8 @@
 
 Each job builds a fresh in-memory database holding only the table `t`: no file or network
 access, no extension install or autoload, no replacement scans of Python objects, one
-thread, a memory limit, and its configuration locked before any client text runs. A timer
+thread, a memory limit, and its configuration locked before any client text runs; a
+statement that samples without a seed is refused before it runs (`check_samples`). A timer
 interrupts the connection at the job's time; an answer computed past it is refused all the
 same. The jobs take and give plain values (a DataFrame, tuples of cells), so they cross
 the process boundary as pickles; DuckDB's errors come back as the engine's typed errors.
@@ -53,6 +54,7 @@ def warm_up() -> None:
 def run_query(table: pd.DataFrame, text: str, seconds: float) -> QueryAnswer:
     """One SELECT's columns, first `MAX_RESULT_ROWS` rows and total row count."""
     with sandbox(table, seconds) as connection:
+        check_samples(connection, text)
         relation = connection.sql(text)
         columns = relation.columns
         names = sum(map(len, columns))
@@ -116,6 +118,8 @@ def run_statements(
     """Every row of `t` after the UPDATE/DELETE `texts`, as (rowid, *columns), in rowid order;
     TooLarge, before a row is fetched, if its text columns hold more than `max_text_chars`."""
     with sandbox(table, seconds) as connection:
+        for text in texts:  # all checked before any runs
+            check_samples(connection, text)
         for text in texts:
             connection.execute(text)
         if max_text_chars is not None:
@@ -170,6 +174,28 @@ def load_table(connection: duckdb.DuckDBPyConnection, table: pd.DataFrame) -> No
     connection.unregister("frame")
     connection.execute("SELECT setseed(0)")  # random() gives the same rows every step
     connection.execute("SET lock_configuration = true")
+
+
+def check_samples(connection: duckdb.DuckDBPyConnection, text: str) -> None:
+    """SqlRefused if `text` samples without a seed: DuckDB draws such a sample from the
+    operating system's entropy (neither `setseed` nor any setting reaches it), so the same
+    step would answer differently in every episode. DuckDB's own planner finds the samples:
+    its logical plan as JSON holds each one's options, `repeatable` false when no seed was
+    given (the parse tree's JSON would too, but DuckDB gives it only for a SELECT). The plan
+    is read in DuckDB: a deeply nested one is past Python's JSON recursion limit."""
+    failure, message, unseeded = connection.execute(
+        "SELECT plan ->> 'error_type', plan ->> 'error_message', "
+        "list_contains(plan -> '$..repeatable', 'false'::JSON) "
+        "FROM (SELECT json_serialize_plan(?, optimize := false) AS plan)",
+        [text],
+    ).fetchall()[0]
+    if failure is not None:  # it does not bind: running it would fail the same way
+        raise SqlRefused(f"{failure} error: {message}")
+    if unseeded:
+        raise SqlRefused(
+            "a sample needs a seed, so it draws the same rows every time: e.g. "
+            "USING SAMPLE 10% (bernoulli, 7) or USING SAMPLE 10 ROWS (reservoir, 7)"
+        )
 
 
 def quoted(name: str) -> str:

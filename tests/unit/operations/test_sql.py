@@ -224,6 +224,31 @@ def test_same_statements_give_identical_results() -> None:
     assert results[0].replace(b"-local-1", b"") == results[1].replace(b"-local-1", b"")
 
 
+def test_a_sample_is_seeded_so_two_episodes_answer_alike() -> None:
+    # DuckDB draws an unseeded sample from the operating system's entropy: refused, with
+    # how to seed it; a seeded one repeats, so the episodes' answers are byte-identical.
+    unseeded = (
+        "UPDATE t SET article_jvolumn = -1 "
+        "WHERE rowid IN (SELECT rowid FROM t USING SAMPLE 10% (bernoulli))"
+    )
+    seeded = unseeded.replace("(bernoulli)", "(bernoulli, 7)")
+    query = "SELECT id FROM t USING SAMPLE 10% (bernoulli, 7) ORDER BY id"
+    answers = []
+    for _ in range(2):
+        env = DataCleaningEnv("rayyan")
+        before = env.reset()
+        refused = env.step({"operation": "sql", "parameters": {"sql": unseeded}})
+        assert refused.info["error"]["code"] == "SQL_REFUSED"
+        assert "USING SAMPLE 10% (bernoulli, 7)" in refused.info["error"]["detail"]
+        assert (refused.observation.step, refused.reward) == (0, before.reward)
+        for sql in (seeded, query):
+            operation = "sql" if sql.startswith("UPDATE") else "query"
+            step = env.step({"operation": operation, "parameters": {"sql": sql}})
+            assert step.info.get("error") is None
+            answers.append(step.json_bytes().replace(b"-local-1", b""))
+    assert answers[:2] == answers[2:]
+
+
 def test_sql_equals_fill_missing_with_a_constant() -> None:
     _pair(
         "rayyan",

@@ -8,7 +8,7 @@ import threading
 import pandas as pd
 import pytest
 
-from dataclean_env.errors import StepTimeLimit
+from dataclean_env.errors import SqlRefused, StepTimeLimit
 from dataclean_env.sandbox.sql_jobs import run_query, run_statements
 
 TABLE = pd.DataFrame({"id": [1, 2, 3], "city": [" Oslo", "Bergen ", None]})
@@ -33,3 +33,64 @@ def test_a_job_past_its_time_is_refused_however_it_ends() -> None:
     # Interrupted by the timer, or done after its time: refused as a step past its limit.
     with pytest.raises(StepTimeLimit):
         run_query(TABLE, "SELECT count(*) FROM range(3000000)", 1e-9)
+
+
+THOUSAND = pd.DataFrame({"x": range(1000)})
+# Every form of DuckDB's sampling clause, without a seed: each draws from the operating
+# system's entropy, so the same query in two fresh sandboxes would answer differently.
+UNSEEDED = [
+    "FROM t USING SAMPLE 10% (bernoulli)",
+    "FROM t USING SAMPLE 50% (system)",
+    "FROM t TABLESAMPLE 10%",
+    "FROM t USING SAMPLE 10 ROWS",
+    "FROM (SELECT x FROM t USING SAMPLE 10 PERCENT (reservoir)) AS s",
+    "FROM t WHERE x IN (SELECT x FROM t USING SAMPLE 10% (bernoulli))",
+]
+
+
+@pytest.mark.parametrize("sample", UNSEEDED)
+def test_an_unseeded_sample_is_refused_with_how_to_seed_it(sample: str) -> None:
+    with pytest.raises(SqlRefused, match=r"USING SAMPLE 10% \(bernoulli, 7\)"):
+        run_query(THOUSAND, f"SELECT count(*) AS n {sample}", math.inf)
+
+
+def test_an_unseeded_sample_in_an_update_is_refused_before_any_statement_runs() -> None:
+    texts = [
+        "DELETE FROM t WHERE x = 0",
+        "UPDATE t SET x = -1 WHERE rowid IN (SELECT rowid FROM t USING SAMPLE 10% (bernoulli))",
+    ]
+    with pytest.raises(SqlRefused, match="seed"):
+        run_statements(THOUSAND, texts, ["x"], None, math.inf)
+
+
+def test_the_samples_of_a_deeply_nested_plan_are_found() -> None:
+    # Its plan's JSON nests past Python's recursion limit: it is read inside DuckDB.
+    nested = "SELECT * FROM " + "(SELECT * FROM " * 900 + "t USING SAMPLE 1 ROWS)" + ")" * 899
+    with pytest.raises(SqlRefused, match="seed"):
+        run_query(THOUSAND, nested, math.inf)
+    assert run_query(THOUSAND, nested.replace("1 ROWS", "1 ROWS (reservoir, 1)"), math.inf)[1:] == (
+        [(417,)],
+        1,
+    )
+
+
+def test_a_seeded_sample_and_random_give_the_same_rows_in_every_fresh_sandbox() -> None:
+    queries = {
+        "SELECT count(*), sum(x) FROM t USING SAMPLE 10% (bernoulli, 7)": [(102, 53341)],
+        "SELECT count(*), sum(x) FROM t USING SAMPLE reservoir(10 ROWS) REPEATABLE (3)": [
+            (10, 4937)
+        ],
+        "SELECT count(*) FROM range(100000) USING SAMPLE 50% (system, 5)": [(49152,)],
+        "SELECT round(sum(random()), 6) FROM t": [(503.198787,)],
+    }
+    for query, rows in queries.items():
+        for _ in range(2):  # each run a fresh database
+            assert run_query(THOUSAND, query, math.inf)[1] == rows, query
+    update = (
+        "UPDATE t SET x = -1 WHERE rowid IN (SELECT rowid FROM t USING SAMPLE 1% (bernoulli, 7))"
+    )
+    changed = [rowid for rowid, x in run_statements(THOUSAND, [update], ["x"], None, 30.0) if x < 0]
+    assert changed == [167, 443, 663, 672, 699, 715, 827, 916]
+    assert run_statements(THOUSAND, [update], ["x"], None, 30.0) == run_statements(
+        THOUSAND, [update], ["x"], None, 30.0
+    )
