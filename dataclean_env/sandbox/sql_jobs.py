@@ -2,8 +2,9 @@
 
 Each job builds a fresh in-memory database holding only the table `t`: no file or network
 access, no extension install or autoload, no replacement scans of Python objects, one
-thread, a memory limit, and its configuration locked before any client text runs; a
-statement that samples without a seed is refused before it runs (`check_samples`). A timer
+thread, a memory limit with no spilling to disk, and its configuration locked before any
+client text runs; a statement that samples without a seed is refused before it runs
+(`check_samples`). A timer
 interrupts the connection at the job's time; an answer computed past it is refused all the
 same. The jobs take and give plain values (a DataFrame, tuples of cells), so they cross
 the process boundary as pickles; DuckDB's errors come back as the engine's typed errors.
@@ -41,6 +42,10 @@ SANDBOX: dict[str, str | int | float | list[str]] = {
     "python_enable_replacements": False,
     "threads": 1,
     "memory_limit": MEMORY_LIMIT,
+    # No spilling: DuckDB allow-lists its temp directory (default `.tmp` in the working
+    # directory, shared by every worker) even with external access off, so a query could
+    # read another's spilled rows there. Past the memory limit a query is refused instead.
+    "temp_directory": "",
 }
 
 QueryAnswer = tuple[list[str], list[tuple[Any, ...]], int]  # columns, shown rows, total rows

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 import threading
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from dataclean_env.errors import SqlRefused, StepTimeLimit
+from dataclean_env.errors import SqlRefused, StepTimeLimit, TooLarge
 from dataclean_env.sandbox.sql_jobs import run_query, run_statements
 
 TABLE = pd.DataFrame({"id": [1, 2, 3], "city": [" Oslo", "Bergen ", None]})
@@ -94,3 +95,33 @@ def test_a_seeded_sample_and_random_give_the_same_rows_in_every_fresh_sandbox() 
     assert run_statements(THOUSAND, [update], ["x"], None, 30.0) == run_statements(
         THOUSAND, [update], ["x"], None, 30.0
     )
+
+
+def test_a_job_reads_no_file_not_even_in_duckdb_s_temp_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # DuckDB allow-lists its temp directory (`.tmp` in the working directory by default)
+    # even with external access off, and every worker of the server shares it: another
+    # client's spilled rows would be readable there.
+    monkeypatch.chdir(tmp_path)
+    allowed = "SELECT value FROM duckdb_settings() WHERE name = 'allowed_directories'"
+    assert run_query(TABLE, allowed, math.inf)[1] == [("[]",)]
+    (tmp_path / ".tmp").mkdir()
+    (tmp_path / ".tmp" / "duckdb_temp_block-1.tmp").write_text('{"rows": "secret"}')
+    for path in (".tmp/*.tmp", f"{tmp_path}/.tmp/duckdb_temp_block-1.tmp"):
+        for reader in ("read_json", "read_text", "read_blob", "read_csv", "glob"):
+            with pytest.raises(SqlRefused, match="Cannot access file"):
+                run_query(TABLE, f"SELECT * FROM {reader}('{path}')", math.inf)
+
+
+def test_a_query_past_the_memory_limit_is_too_large_and_spills_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    big_sort = (
+        "SELECT count(*) FROM (SELECT range, repeat('x', 100) AS s FROM range(4000000) "
+        "ORDER BY s, range DESC)"
+    )
+    with pytest.raises(TooLarge, match="more memory than its sandbox has"):
+        run_query(TABLE, big_sort, math.inf)
+    assert list(tmp_path.iterdir()) == []
