@@ -48,8 +48,15 @@ def guarded_protocol(
     class GuardedProtocol(HttpToolsProtocol):
         _header_timer: asyncio.TimerHandle | None = None
         _body_timer: asyncio.TimerHandle | None = None
-        # Bytes of the current request, and of its body: the rest are its request line,
-        # headers, chunk framing and trailers, which httptools and uvicorn keep in memory.
+        # The head (request line and headers) is measured before httptools reads it: the
+        # parser dispatches a request to the app as soon as its head is complete, so a
+        # size checked after parsing came too late for a head that arrived in one read.
+        _in_head = True  # the parser waits for a request line or headers
+        _head_bytes = 0
+        _head_tail = b""  # the head's last 3 bytes: its end may straddle two reads
+        _refused = False
+        # Bytes since the head, and of the body: the rest are chunk framing and trailers,
+        # which httptools and uvicorn keep in memory.
         _request_bytes = 0
         _body_bytes = 0
 
@@ -58,18 +65,37 @@ def guarded_protocol(
             self._arm()
 
         def data_received(self, data: bytes) -> None:
-            # Counted before parsing: a read that ends one request and begins the next
-            # restarts the count inside (at most one read's worth goes uncounted).
-            self._request_bytes += len(data)
-            super().data_received(data)
-            # Framing may match the body's size (many small chunks); past that and the
-            # header limit, the request is refused.
-            if self._request_bytes - 2 * self._body_bytes > max_header_bytes:
-                self._too_large()
+            while data and self._in_head and not self._refused:
+                end = (self._head_tail + data).find(b"\r\n\r\n")
+                # Through the head's end in this read, or all of it.
+                taken = len(data) if end < 0 else end + 4 - len(self._head_tail)
+                self._head_bytes += taken
+                if self._head_bytes > max_header_bytes:
+                    self._refuse_head()
+                    break
+                self._head_tail = (self._head_tail + data[:taken])[-3:]
+                self._feed(data[:taken])
+                data = data[taken:]
+            if data and not self._refused:
+                # A body. (Only the parser knows where it ends: the head of a request
+                # pipelined behind it in this same read goes uncounted.)
+                self._request_bytes += len(data)
+                self._feed(data)
+                # Framing may match the body's size (many small chunks); trailers past that
+                # and the header limit close the connection.
+                if (
+                    not self._in_head
+                    and self._request_bytes - 2 * self._body_bytes > max_header_bytes
+                ):
+                    self._close()
+
+        def _feed(self, data: bytes) -> None:
+            # Not once uvicorn has refused the request (400) or upgraded the connection.
+            if not self.transport.is_closing() and self.transport.get_protocol() is self:
+                super().data_received(data)
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            self._request_bytes = self._body_bytes = 0
             self._arm()
 
         def on_body(self, body: bytes) -> None:
@@ -78,6 +104,8 @@ def guarded_protocol(
 
         def on_headers_complete(self) -> None:
             self._disarm()
+            self._in_head = False
+            self._request_bytes = self._body_bytes = 0
             # (A WebSocket handshake has no body: its request completes at once, and the
             # timer ends before the connection is upgraded.)
             self._body_timer = self.loop.call_later(
@@ -87,6 +115,7 @@ def guarded_protocol(
 
         def on_message_complete(self) -> None:
             self._end_body_timer()
+            self._in_head, self._head_bytes, self._head_tail = True, 0, b""
             super().on_message_complete()
 
         def connection_lost(self, exc: Exception | None) -> None:
@@ -120,20 +149,34 @@ def guarded_protocol(
             if not self.transport.is_closing():
                 self.transport.close()
 
-        def _too_large(self) -> None:
-            """431 if the headers are not complete yet; else (trailers) the app has the
-            request and may have answered it: the connection is only closed."""
-            headers_pending = self._header_timer is not None
-            self._disarm()
+        def _refuse_head(self) -> None:
+            """431, before httptools has the head (the app never sees the request); after
+            the answer to the request before it, if that is still being written."""
+            self._refused = True
+            if self.cycle is None or self.cycle.response_complete:
+                self._answer_too_large()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if self._refused:
+                self._answer_too_large()
+
+        def _answer_too_large(self) -> None:
             if self.transport.is_closing():
                 return
-            if headers_pending:
-                self.transport.write(
-                    b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
-                    b"content-type: application/json\r\nconnection: close\r\n"
-                    b"content-length: %d\r\n\r\n%s" % (len(_HEADERS_TOO_LARGE), _HEADERS_TOO_LARGE)
-                )
-            self.transport.close()
+            self.transport.write(
+                b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+                b"content-type: application/json\r\nconnection: close\r\n"
+                b"content-length: %d\r\n\r\n%s" % (len(_HEADERS_TOO_LARGE), _HEADERS_TOO_LARGE)
+            )
+            # Closed at once, the socket would reset on the unread rest of the request and
+            # the client could lose the answer: the rest is read and dropped until the
+            # client closes, or the header timeout does.
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+                self._arm()
+            else:
+                self.transport.close()
 
     return GuardedProtocol
 
