@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -17,7 +18,7 @@ from typing import Any, NoReturn
 
 from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.engine.values import Kind
-from dataclean_env.errors import InvalidText, StepTimeLimit, TooLarge
+from dataclean_env.errors import InvalidParameters, InvalidText, StepTimeLimit, TooLarge
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,8 @@ def check_parameters(
     parameters: dict[str, Any], limits: EngineLimits, kept: int = 0
 ) -> tuple[str, int]:
     """An action's parameters are kept in the history: bound their size, and with the `kept`
-    bytes of the steps before, the history's; refuse bad text. Gives their JSON text and
-    its size in bytes."""
+    bytes of the steps before, the history's; refuse bad text, and integers no float
+    holds. Gives their JSON text and its size in bytes."""
     text = json.dumps(parameters, ensure_ascii=False)
     try:
         size = len(text.encode("utf-8"))
@@ -92,7 +93,28 @@ def check_parameters(
             f"the episode's history would hold {kept + size} bytes of parameters; at most "
             f"{limits.max_history_bytes} (reset to start a new episode)"
         )
+    # JSON's integers have any size; past a float's (309 digits or more) pandas and math
+    # raise OverflowError. Shorter text holds none.
+    if len(text) > 308 and _huge_int(parameters):
+        raise InvalidParameters(
+            "the parameters hold an integer too large for a number: at most "
+            f"{sys.float_info.max:.6g} in size"
+        )
     return text, size
+
+
+def _huge_int(value: Any) -> bool:
+    """Whether `value` holds (nested in dicts and lists) an integer too large for a float."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, int) and abs(item) > sys.float_info.max:
+            return True
+    return False
 
 
 def _text_chars(values: list[Any]) -> tuple[int, int]:

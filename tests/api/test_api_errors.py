@@ -240,6 +240,17 @@ REFUSALS: dict[str, tuple[str, Any, int, str]] = {
         422,
         "INVALID_ACTION",
     ),
+    # It reached the operation (here, with no cell left to fill: taken, 200; else pandas'
+    # OverflowError, 422 OPERATION_FAILED and a traceback logged: tests/unit/engine).
+    "parameter_int_past_a_float": (
+        "medium_missing_dtype",
+        {
+            "operation": "fill_missing",
+            "parameters": {"strategy": "constant", "column": "age", "value": 10**999},
+        },
+        422,
+        "INVALID_PARAMETERS",
+    ),
     "episode_id_int": (
         "medium_missing_dtype",
         {"operation": "finish", "episode_id": 5},

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 import pytest
 
 from dataclean_env.engine.doors import check_episode_id
 from dataclean_env.engine.episode import Episode
 from dataclean_env.engine.limits import EngineLimits
-from dataclean_env.errors import InvalidAction, TooLarge
+from dataclean_env.errors import InvalidAction, InvalidParameters, TooLarge
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import TaskRegistry
 
@@ -29,6 +32,54 @@ def test_the_history_of_parameters_is_bounded(registry: TaskRegistry) -> None:
         episode.step(action)
     assert episode.state().model_dump_json() == before  # refused: nothing changed
     episode.step(Action(operation="show_rows", parameters={"offset": 0, "limit": 5}))
+
+
+def set_total(value: Any) -> dict[str, Any]:
+    return {"row_id": 256081, "column": "total", "value": value}  # orders' first row, a float
+
+
+@pytest.mark.parametrize(
+    ("task_id", "operation", "parameters"),
+    [
+        (
+            "medium_missing_dtype",
+            "fill_missing",
+            {"strategy": "constant", "column": "age", "value": 10**999},
+        ),
+        ("orders", "set_cell", set_total(10**999)),
+        ("orders", "set_cell", set_total(-(10**309))),
+        (
+            "orders",
+            "program",
+            {"operations": [{"operation": "set_cell", "parameters": set_total(10**400)}]},
+        ),
+    ],
+    ids=["fill_missing", "set_cell", "set_cell-negative", "program"],
+)
+def test_an_integer_past_a_float_in_the_parameters_is_refused(
+    registry: TaskRegistry,
+    caplog: pytest.LogCaptureFixture,
+    task_id: str,
+    operation: str,
+    parameters: dict[str, Any],
+) -> None:
+    """It reached pandas and raised OverflowError: a 422 OPERATION_FAILED with Python's text,
+    and a traceback in the server's log at every such step."""
+    episode = Episode("huge", registry.make(task_id, 0))
+    before = episode.state().model_dump_json()
+    with pytest.raises(InvalidParameters) as refused:
+        episode.step(Action(operation=operation, parameters=parameters))
+    assert (refused.value.status, refused.value.code) == (422, "INVALID_PARAMETERS")
+    assert "too large" in refused.value.detail
+    assert episode.state().model_dump_json() == before
+    assert episode.refusals == 1  # counted as any invalid parameters are
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def test_an_integer_a_float_holds_is_taken(registry: TaskRegistry) -> None:
+    episode = Episode("big", registry.make("orders", 0))
+    episode.step(Action(operation="set_cell", parameters=set_total(10**300)))
+    assert episode.step_count == 1
 
 
 @pytest.mark.parametrize("episode_id", ["a\n", "a\r\n", "\na", "a b", ""])
