@@ -586,12 +586,15 @@ def size_section(results: dict[int, dict[str, float]]) -> list[str]:
 
 
 SECTIONS = ("engine", "scaling", "memory", "cold", "client", "clients")
+# How the header of a report names a later run of some of its sections (`--only`).
+AGAIN = "Measured again by "
 
 
 def merge_report(old: str, new: str) -> str:
     """`old` with the sections of `new` (matched by heading, up to its first " (") and the
-    goal rows of `new` (matched by their first cell) put in their place: a run of some
-    sections (`--only`) updates those and leaves the rest of the report as it was."""
+    goal rows of `new` (matched by their first cell) put in their place, and the header's
+    line naming the run (`AGAIN`) added: a run of some sections (`--only`) updates those
+    and leaves the rest of the report as it was."""
 
     def blocks(text: str) -> list[list[str]]:
         result: list[list[str]] = [[]]
@@ -607,6 +610,14 @@ def merge_report(old: str, new: str) -> str:
     fresh = {key(b): b for b in blocks(new)[1:]}
     fresh.pop("## How the baselines were run", None)  # old's holds other scripts' sections
     merged = blocks(old)
+    # The header names each later run of some sections (a run of the same sections
+    # replaces the line of the one before).
+    again = [line for line in blocks(new)[0] if line.startswith(AGAIN)]
+    if again:
+        runs = {line.split("` on ", 1)[0] for line in again}
+        kept = [line for line in merged[0] if line.split("` on ", 1)[0] not in runs]
+        header = [line for i, line in enumerate(kept) if line or (i and kept[i - 1])]
+        merged[0] = [*header, *(part for line in again for part in (line, ""))]
     for i, block in enumerate(merged):
         if key(block) == "## Goals and where this run stands" and key(block) in fresh:
             rows = {
@@ -780,18 +791,33 @@ def main() -> int:
     if "clients" in only:
         plot_throughput(throughput, docs / "throughput.png")
 
+    command = (
+        f"uv run python scripts/benchmark.py{' --cleanify ...' if baseline else ''}"
+        f"{' --quick' if args.quick else ''}"
+    )
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    loads = f"{load_before[0]:.1f} at the start and {load_after[0]:.1f} at the end"
+    partial = only != set(SECTIONS)
     lines = [
         "# Benchmarks",
         "",
-        f"Produced by `uv run python scripts/benchmark.py{' --cleanify ...' if baseline else ''}"
-        f"{' --quick' if args.quick else ''}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+        f"Produced by `{command}` on {when}.",
         "",
-        f"Machine: {machine()}. Load average (1 min) {load_before[0]:.1f} at the start and "
-        f"{load_after[0]:.1f} at the end: the machine is shared, so absolute numbers move "
-        "by tens of percent between runs. Servers that are compared run side by side and are "
-        f"measured in alternation, {runs} rounds, each keeping its best round (the least "
-        "disturbed), so the ratios move less than the absolute numbers.",
+        f"Machine: {machine()}. Load average (1 min) {loads}: the machine is shared, so "
+        "absolute numbers move by tens of percent between runs. Servers that are compared run "
+        f"side by side and are measured in alternation, {runs} rounds, each keeping its best "
+        "round (the least disturbed), so the ratios move less than the absolute numbers.",
         "",
+    ]
+    if partial:  # merged into the last full run's report, under its header
+        lines = [
+            "# Benchmarks",
+            "",
+            f"{AGAIN}`{command} --only {' '.join(s for s in SECTIONS if s in only)}` on {when} "
+            f"({machine()}; load average {loads}): those sections and their goal rows.",
+            "",
+        ]
+    lines += [
         "## Goals and where this run stands",
         "",
         "| goal | target | this run |",
@@ -936,7 +962,7 @@ def main() -> int:
     ]
     text = "\n".join(lines)
     old = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
-    if only != set(SECTIONS) and old:
+    if partial and old:
         text = merge_report(old, text)
     elif "<!-- real-tables:begin -->" in old:  # scripts/benchmark_real_tables.py's section
         text += "\n" + old[old.index("<!-- real-tables:begin -->") :]

@@ -60,3 +60,21 @@ def test_a_100k_run_replaces_its_goal_row() -> None:
     text = benchmark.merge_report(BEFORE, run_of_sizes({100_000: big}))
     assert "| 100,000-row step | < 250 ms | median 125 ms, slowest 201 ms |" in text
     assert "median 2639 ms" not in text and "| p99 at 16 clients | < 100 ms | kept |" in text
+
+
+def test_a_run_of_some_sections_is_named_in_the_header() -> None:
+    """The header keeps the full run's date and machine, and names the later runs of some
+    sections; a run of the same sections replaces the line of the one before."""
+    full = "Produced by `uv run python scripts/benchmark.py` on 2026-11-30.\n\nMachine: A.\n"
+    old = BEFORE.replace("# Benchmarks\n", f"# Benchmarks\n\n{full}", 1)
+    again = benchmark.AGAIN + "`uv run python scripts/benchmark.py --only scaling` on {} (B)."
+
+    def partial(when: str) -> str:
+        run = run_of_sizes({100: RESULT})
+        return run.replace("# Benchmarks\n", f"# Benchmarks\n\n{again.format(when)}\n", 1)
+
+    first = benchmark.merge_report(old, partial("2026-12-01"))
+    second = benchmark.merge_report(first, partial("2026-12-02"))
+    header = f"# Benchmarks\n\n{full}\n{again.format('2026-12-02')}\n\n"
+    assert second.split("## Goals")[0] == header
+    assert first.split("## Goals")[0] == header.replace("12-02", "12-01")
