@@ -21,6 +21,7 @@ from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
 from dataclean_env.agents.reference import AgentFactory, reference_factories
 from dataclean_env.engine.limits import untimed_limits
 from dataclean_env.generation import SPLITS
+from dataclean_env.leaderboard.versions import SUITE_GENERATORS
 from dataclean_env.runner import raha_baran, real_detection, selection, suite_report
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
@@ -29,7 +30,7 @@ from dataclean_env.runner.results import EpisodeResult, ResultsFile
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.runner.stats import Summary, summarise, summarise_by
 from dataclean_env.tasks import TaskRegistry, TaskSpec, default_registry
-from dataclean_env.tasks.generated import GENERATOR_VERSIONS, instance
+from dataclean_env.tasks.generated import instance
 
 REFERENCE_AGENTS = ("noop", "heuristic", "template", "random", "oracle")
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -191,6 +192,11 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def versions_line() -> str:
+    """The report's line naming the version of every generator the suite plays."""
+    return "Generator versions: " + ", ".join(f"`{v}`" for v in SUITE_GENERATORS.values()) + "."
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
@@ -227,7 +233,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(seeds {args.seeds} of each task), in-process, in {elapsed:.0f} s."
     )
     by_difficulty = difficulty_summaries(results + extra, registry, difficulty_splits)
-    versions = "Generator versions: " + ", ".join(f"`{v}`" for v in GENERATOR_VERSIONS.values())
     # The suite's rows come from the file its own script played (too slow to replay here);
     # Raha+Baran's from its own venv's runs (docs/raha_baran.json).
     suite = suite_report.load()
@@ -235,7 +240,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     section = suite_report.baselines_section(suite, suite_table)
     raha = raha_baran.markdown(raha_baran.load(args.raha_results))
     report = markdown(
-        summaries, notes, run, PLOT, by_difficulty, versions + ".", section, measured_elsewhere=raha
+        summaries,
+        notes,
+        run,
+        PLOT,
+        by_difficulty,
+        versions_line(),
+        section,
+        measured_elsewhere=raha,
     )
     real = real_detection.folder_registry(args.real_tables) if args.real_tables else registry
     report += real_detection.markdown(real_detection.detection_rows(real))

@@ -10,11 +10,14 @@ import pytest
 
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.agents.reference import NoOpAgent
+from dataclean_env.leaderboard.versions import SUITE_GENERATORS
 from dataclean_env.runner.backends import LocalBackend
+from dataclean_env.runner.baselines import versions_line
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.runner.stats import bootstrap_interval
 from dataclean_env.tasks import default_registry
+from tests.support import ROOT
 
 FAMILIES = ["fixed"] + [s.task_id for s in default_registry().specs() if s.family == "generated"]
 SEEDS = [0, 1, 2]
@@ -39,3 +42,10 @@ def test_the_heuristic_beats_the_noop_agent_on_every_family(registry, family) ->
         scores["noop"].append(run_episode(env, NoOpAgent(), key, out=silent).score)
         scores["heuristic"].append(run_episode(env, HeuristicAgent(), key, out=silent).score)
     assert np.mean(scores["heuristic"]) > np.mean(scores["noop"]), scores
+
+
+def test_the_report_names_the_version_of_every_generator_the_suite_plays() -> None:
+    line = versions_line()
+    assert line.count("`") == 2 * len(SUITE_GENERATORS)
+    assert "`error_detection-v1`" in line and "`crm-v2`" in line
+    assert line in (ROOT / "docs" / "BASELINES.md").read_text(encoding="utf-8").splitlines()
