@@ -24,6 +24,7 @@ from dataclean_env.tasks.generated import FAMILIES, secret_task
 from dataclean_env.tasks.registry import Task
 
 DEFINITION = Path(__file__).resolve().parent / "suites" / "suites.json"
+INDEX_BITS = 62  # a secret instance's index is drawn from this many random bits
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,9 @@ class Suite:
         drawn = []
         for cell in self.cells:
             for _ in range(self.per_cell):
-                index = bits(62)
+                index = bits(INDEX_BITS)
                 while secret_difficulty(cell.family, secret, index) != cell.difficulty:
-                    index = bits(62)
+                    index = bits(INDEX_BITS)
                 drawn.append((cell, index))
         return drawn
 

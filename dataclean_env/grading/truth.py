@@ -32,6 +32,9 @@ ERROR_TYPES = (
 )
 ROW = "*"  # the column of a whole-row error
 NULL_TOKENS = frozenset({"", "n/a", "na", "null", "none", "nan", "-", "?", "--"})
+# A clean text column with at most this many distinct values is a domain: a dirty value
+# outside it is not_in_domain (on tables with no planted types).
+DOMAIN_VALUES = 50
 # Spellings agents write for the types, mapped to the one name each type has here.
 _TYPE_SPELLINGS = {
     "inconsistent_with_another_column": "inconsistent",
@@ -226,6 +229,6 @@ def classify(dirty: str, gold: str, column: GoldColumn) -> str:
             return "out_of_range"
     if _shape(dirty) == _shape(gold):
         return "bad_format"
-    if not column.numeric and len(column.texts) <= 50 and dirty not in column.texts:
+    if not column.numeric and len(column.texts) <= DOMAIN_VALUES and dirty not in column.texts:
         return "not_in_domain"
     return "inconsistent"

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from dataclean_env.benchmark.normalised import anchors
 from dataclean_env.benchmark.suite import (
+    INDEX_BITS,
     Cell,
     Suite,
     secret_difficulty,
@@ -86,6 +87,7 @@ BOARD_LIMIT = 500  # entries per board in one answer
 RETAIN_S = 600.0  # a closed run's episodes stay readable (/state, a 409 on /step) this long
 RETAIN_RUNS = 64  # and at most this many closed runs are kept so
 DEFAULT_SUITE = "full"
+MAX_ROLLOUTS = 8  # plays of one drawn instance in a run
 # Holders registered before this moment on this host, under this pid, were an earlier
 # process (a restarted container's server often gets the same pid).
 PROCESS_STARTED = datetime.now(UTC)
@@ -295,7 +297,7 @@ class Leaderboard:
         drawn = []
         for position in range(count):
             family = chosen[position % len(chosen)]
-            index = random_source.randbits(62)
+            index = random_source.randbits(INDEX_BITS)
             drawn.append((Cell(family, secret_difficulty(family, self.secret, index)), index))
         return drawn
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from dataclean_env.errors import InvalidSubmission, InvalidToken, TokenRequired
 from dataclean_env.leaderboard import tokens
 from dataclean_env.leaderboard.names import MODEL_LENGTH, NAME_LENGTH, board_name
-from dataclean_env.leaderboard.service import Leaderboard
+from dataclean_env.leaderboard.service import MAX_ROLLOUTS, Leaderboard
 from dataclean_env.leaderboard.tokens import Submitter
 from dataclean_env.server.deps import get_registry, get_settings
 from dataclean_env.server.rate_limit import client_key
@@ -33,7 +33,6 @@ from dataclean_env.tasks import TaskRegistry
 router = APIRouter(tags=["leaderboard"])
 
 NAME_RULE = "NFKC-normalised and trimmed; no control or format characters (INVALID_NAME)"
-MAX_ROLLOUTS = 8  # plays of one drawn instance in a run
 
 
 class SubmitRequest(BaseModel):
