@@ -43,6 +43,16 @@ def test_the_readme_names_the_path_that_runs(paths) -> None:
     assert named == _named(longest)
 
 
+def test_design_counts_the_files_a_step_touches_that_run(paths) -> None:
+    design = " ".join((ROOT / "docs" / "DESIGN.md").read_text(encoding="utf-8").split())
+    touched = max(len(files) for _, _, _, files in paths)
+    assert f"snapshots: {touched} files in all before the grader)" in design
+    bound = step_path.MAX_FILES
+    assert f"a test keeps the count at most {bound} and" in design
+    assert f"A REST step passes through {bound} files before the grader" in design
+    assert f"path to the grader is held at {bound} files" in design
+
+
 def test_the_path_is_the_stack_and_the_stages_it_calls() -> None:
     """The count: files on the stack at the grader call (from the route down), and the
     files they call into before it; a stage's own helpers are not counted."""
