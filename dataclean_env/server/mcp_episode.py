@@ -15,10 +15,13 @@ tool error whose text is `{"code": ..., "message": ...}` with the REST codes.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import Any, Literal
 
+import anyio
 from pydantic import PrivateAttr
 
 from dataclean_env.errors import EnvError
@@ -35,6 +38,7 @@ from fastmcp.server.dependencies import get_context  # noqa: E402
 from fastmcp.server.providers import Provider  # noqa: E402
 from fastmcp.tools import Tool  # noqa: E402
 from fastmcp.tools.base import ToolResult  # noqa: E402
+from fastmcp.tools.function_tool import FunctionTool  # noqa: E402
 from mcp.types import TextContent  # noqa: E402
 from openenv.core.env_server.mcp_environment import MCPEnvironment  # noqa: E402
 from openenv.core.env_server.serialization import serialize_observation  # noqa: E402
@@ -76,6 +80,60 @@ def _description(operation: operations.Operation) -> str:
     return f"{operation.description}{ends} Arguments: the operation's parameters."
 
 
+# The episode a control tool runs for (`EpisodeTool`). The control tools' functions are
+# module-level: FastMCP caches per function (schemas, wrappers: LRU caches of 5000), so a
+# closure per episode kept up to thousands of ended episodes reachable.
+_EPISODE: ContextVar[McpEpisode] = ContextVar("dce_mcp_episode")
+
+
+async def reset_episode(
+    task_id: str = "",
+    seed: int | None = None,
+    split: Literal["train", "eval", "test"] = "train",
+    reward_mode: Literal["delta", "absolute", "hidden"] = "delta",
+) -> ToolResult:
+    """Start a new episode (and forget the previous one). task_id: one of the tasks
+    (fixed tasks, generated families such as `crm`, custom folders); seed: the
+    instance (same seed, same table); split: train, eval or test (generated families);
+    reward_mode: delta (the change in score per step), absolute (the score), hidden
+    (nothing until the end). Returns the first observation; the operation tools the
+    task allows are listed after this call."""
+    return await _EPISODE.get().start(task_id, seed, split, reward_mode)
+
+
+async def episode_state() -> dict[str, Any]:
+    """The episode's state: id, task, step count, done, the score so far (hidden in a
+    blind episode) and the actions taken."""
+    state: dict[str, Any] = _EPISODE.get().env.state.model_dump()
+    return state
+
+
+class EpisodeTool(FunctionTool):
+    """A control tool (`reset_episode`, `episode_state`) of one episode."""
+
+    _episode: Any = PrivateAttr(default=None)
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        token = _EPISODE.set(self._episode)
+        try:
+            return await super().run(arguments)
+        finally:
+            _EPISODE.reset(token)
+
+
+def control_tools(episode: McpEpisode) -> list[EpisodeTool]:
+    tools: list[EpisodeTool] = []
+    for function in (reset_episode, episode_state):
+        made = EpisodeTool.from_function(function)
+        assert isinstance(made, EpisodeTool)  # from_function builds `cls`
+        made._episode = episode
+        tools.append(made)
+    properties = copy.deepcopy(tools[0].parameters)
+    properties["properties"]["task_id"]["default"] = episode.first_task
+    tools[0].parameters = properties
+    return tools
+
+
 class McpEpisode(MCPEnvironment):
     """An MCP session's episode: the environment REST-less clients play through tools."""
 
@@ -91,29 +149,10 @@ class McpEpisode(MCPEnvironment):
             )
             tool._episode = self
             server.add_tool(tool)
-        task_ids = tuple(env.registry.task_ids())
+        self.first_task = next(iter(env.registry.task_ids()))
         super().__init__(server)
-
-        @server.tool
-        async def reset_episode(
-            task_id: str = task_ids[0],
-            seed: int | None = None,
-            split: Literal["train", "eval", "test"] = "train",
-            reward_mode: Literal["delta", "absolute", "hidden"] = "delta",
-        ) -> ToolResult:
-            """Start a new episode (and forget the previous one). task_id: one of the tasks
-            (fixed tasks, generated families such as `crm`, custom folders); seed: the
-            instance (same seed, same table); split: train, eval or test (generated families);
-            reward_mode: delta (the change in score per step), absolute (the score), hidden
-            (nothing until the end). Returns the first observation; the operation tools the
-            task allows are listed after this call."""
-            return await self.start(task_id, seed, split, reward_mode)
-
-        @server.tool
-        def episode_state() -> dict[str, Any]:
-            """The episode's state: id, task, step count, done, the score so far (hidden in a
-            blind episode) and the actions taken."""
-            return self.env.state.model_dump()
+        for control in control_tools(self):
+            server.add_tool(control)
 
     # ── the tools' bodies ────────────────────────────────────────────────
     async def start(
@@ -121,7 +160,7 @@ class McpEpisode(MCPEnvironment):
     ) -> ToolResult:
         try:
             observation = await self.env.reset_async(
-                seed=seed, task_id=task_id, split=split, reward_mode=reward_mode
+                seed=seed, task_id=task_id or self.first_task, split=split, reward_mode=reward_mode
             )
         except EnvError as error:
             raise refusal(error.code, error.detail) from error
@@ -169,25 +208,65 @@ class McpEpisode(MCPEnvironment):
 
 
 class EpisodeSessions:
-    """MCP session id -> (OpenEnv session id, McpEpisode), made on a session's first use."""
+    """MCP session id -> (OpenEnv session id, McpEpisode), made on a session's first use.
+
+    An entry lives as long as its MCP session: `end` removes it when the session ends by any
+    path (a DELETE, the transport's idle timeout, a crash, shutdown: `watch_session_ends`),
+    with its OpenEnv session. An OpenEnv session that ends first (expired without a call)
+    takes its episode with it (`openenv_ended`); the entry stays, episode-less, until the MCP
+    session ends, so that a call is told SESSION_EXPIRED."""
 
     def __init__(self, openenv_server: Any):
         self.server = openenv_server
-        self._episodes: dict[str, tuple[str, McpEpisode]] = {}
+        self._episodes: dict[str, tuple[str, McpEpisode | None]] = {}
+        self._mcp_of: dict[str, str] = {}  # OpenEnv session id -> MCP session id
+        self._live: set[str] = set()  # MCP sessions opened and not ended
         self._lock = asyncio.Lock()
+        openenv_server.on_end.append(self.openenv_ended)
+
+    def opened(self, mcp_session: str) -> None:
+        """An MCP session was established (its initialize was answered with its id)."""
+        self._live.add(mcp_session)
+
+    async def end(self, mcp_session: str) -> None:
+        """The MCP session ended: its entry and its OpenEnv session go (idempotent)."""
+        self._live.discard(mcp_session)
+        bound = self._episodes.pop(mcp_session, None)  # before any await: gone at once
+        if bound is None:
+            return
+        openenv_id = bound[0]
+        self._mcp_of.pop(openenv_id, None)
+        if openenv_id in self.server._sessions:
+            await self.server._destroy_session(openenv_id)
+
+    def openenv_ended(self, openenv_id: str) -> None:
+        """SessionServer's word that an OpenEnv session ends: an MCP session's episode goes."""
+        mcp_session = self._mcp_of.pop(openenv_id, None)
+        if mcp_session is not None and mcp_session in self._episodes:
+            self._episodes[mcp_session] = (openenv_id, None)
+
+    def __len__(self) -> int:
+        return len(self._episodes)
 
     async def current(self) -> McpEpisode:
         mcp_session = get_context().session_id
         async with self._lock:
             bound = self._episodes.get(mcp_session)
             if bound is None:
+                if mcp_session not in self._live:
+                    raise refusal("SESSION_ENDED", "this MCP session has ended")
                 try:
                     openenv_id, env = await self.server._create_session()
                 except Exception as error:  # capacity or factory: the session server's words
                     raise refusal("TOO_MANY_SESSIONS", str(error)) from error
+                if mcp_session not in self._live:  # ended while its episode was made
+                    await self.server._destroy_session(openenv_id)
+                    raise refusal("SESSION_ENDED", "this MCP session has ended")
                 bound = self._episodes[mcp_session] = (openenv_id, McpEpisode(env))
+                self._mcp_of[openenv_id] = mcp_session
         openenv_id, episode = bound
-        if openenv_id not in self.server._sessions:  # expired without use
+        if episode is None or openenv_id not in self.server._sessions:  # expired without use
+            self.openenv_ended(openenv_id)
             raise refusal(
                 "SESSION_EXPIRED", "this MCP session's episode expired; open a new session"
             )
@@ -210,10 +289,33 @@ class EpisodeTools(Provider):
         return await (await self.sessions.current()).visible_tool(name)
 
 
-def tool_server(openenv_server: Any) -> FastMCP:
+def tool_server(sessions: EpisodeSessions) -> FastMCP:
     """The app-wide MCP server: each session sees and plays its own episode's tools."""
     return FastMCP(
-        "data-cleaning-openenv",
-        instructions=INSTRUCTIONS,
-        providers=[EpisodeTools(EpisodeSessions(openenv_server))],
+        "data-cleaning-openenv", instructions=INSTRUCTIONS, providers=[EpisodeTools(sessions)]
     )
+
+
+def watch_session_ends(http_app: Any, sessions: EpisodeSessions, idle_seconds: float) -> None:
+    """Tell `sessions` of every end of an MCP session, and end idle ones after
+    `idle_seconds` (the detached-session time) rather than the SDK's 30 minutes.
+
+    Every end of a session (a DELETE, the idle timeout, a crash, the manager's shutdown)
+    passes the session manager's `_discard_session` (mcp's StreamableHTTPSessionManager,
+    started by the app's lifespan): wrapped here, on the one manager of `http_app`."""
+    from fastmcp.server.http import StreamableHTTPASGIApp
+
+    (manager,) = [
+        route.endpoint.session_manager
+        for route in http_app.routes
+        if isinstance(getattr(route, "endpoint", None), StreamableHTTPASGIApp)
+    ]
+    manager.session_idle_timeout = idle_seconds
+    discard = manager._discard_session
+
+    async def discard_session(session_id: str, transport: Any) -> None:
+        with anyio.CancelScope(shield=True):  # at shutdown, in a cancelled task
+            await sessions.end(session_id)
+        await discard(session_id, transport)
+
+    manager._discard_session = discard_session

@@ -25,7 +25,7 @@ import json
 from typing import Any
 
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dataclean_env.errors import EnvError, InvalidText
 from dataclean_env.server.guards import replay, unreadable, whole_body
@@ -65,12 +65,14 @@ class McpGateway:
     def __init__(self, mount: Any, limiter: RateLimit):
         self.mount, self.limiter = mount, limiter
         self._http_app: Any = None
+        self.sessions: Any = None  # mcp_episode.EpisodeSessions, once started
         self._started: asyncio.Event | None = None
         self._stop = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope["headers"])
+        opening = scope["method"] == "POST" and b"mcp-session-id" not in headers
         if scope["method"] == "POST":
             body = await whole_body(receive)
             refusal = _refusal(body)
@@ -78,29 +80,49 @@ class McpGateway:
                 await refusal(scope, receive, send)
                 return
             receive = replay(body, receive)
-            if b"mcp-session-id" not in headers:
+            if opening:
                 try:  # a new MCP session: limited like every other session creation
                     await self.limiter.take_async(client_key(scope), "session creations")
                 except EnvError as error:
                     await env_error_response(error)(scope, receive, send)
                     return
         await self._ensure_started()
-        await self._http_app(scope, receive, send)
+        if scope["method"] == "DELETE" and b"mcp-session-id" in headers:
+            # Ended before the answer: once a client has it, nothing of the session is held.
+            await self.sessions.end(headers[b"mcp-session-id"].decode("latin-1"))
+        await self._http_app(scope, receive, self._opened(send) if opening else send)
+
+    def _opened(self, send: Send) -> Send:
+        """`send`, telling the sessions of the MCP session an initialize establishes."""
+
+        async def watched(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] < 400:
+                found = dict(message.get("headers") or []).get(b"mcp-session-id")
+                if found is not None:
+                    self.sessions.opened(found.decode("latin-1"))
+            await send(message)
+
+        return watched
 
     async def _ensure_started(self) -> None:
         if self._started is None:
             self._started = asyncio.Event()
             await self.mount.ensure()
             # Imported here: FastMCP's server takes a while to import, and only /mcp needs it.
-            from dataclean_env.server.mcp_episode import tool_server
+            from dataclean_env.server.mcp_episode import EpisodeSessions, tool_server
 
-            self._http_app = tool_server(self.mount.server).http_app(path=MCP_PATH)
+            self.sessions = EpisodeSessions(self.mount.server)
+            self._http_app = tool_server(self.sessions).http_app(path=MCP_PATH)
             self._runner = asyncio.create_task(self._run())
         await self._started.wait()
 
     async def _run(self) -> None:
         assert self._started is not None
+        from dataclean_env.server.mcp_episode import watch_session_ends
+
         async with self._http_app.router.lifespan_context(self._http_app):
+            idle = self.mount.settings.detached_session_seconds
+            watch_session_ends(self._http_app, self.sessions, idle)
             self._started.set()
             await self._stop.wait()
 

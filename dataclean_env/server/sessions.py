@@ -58,6 +58,9 @@ class SessionServer(HTTPEnvServer):
         self._admitted = 0  # sessions let in and still being made
         self._counted: set[str] = set()  # sessions made (ended ones leave at the next count)
         self._socket_sessions: set[str] = set()
+        # Called with a session's id as it ends, before anything is awaited (/mcp's
+        # episodes go with their OpenEnv session: mcp_episode.EpisodeSessions).
+        self.on_end: list[Callable[[str], None]] = []
         self._sweeper: asyncio.Task[None] | None = None
 
     async def _create_session(self) -> tuple[str, Any]:
@@ -102,6 +105,8 @@ class SessionServer(HTTPEnvServer):
         return len(self._counted) + self._admitted
 
     async def _destroy_session(self, session_id: str) -> None:
+        for ended in self.on_end:
+            ended(session_id)
         self._socket_sessions.discard(session_id)
         await super()._destroy_session(session_id)
         if self.counts.shared:

@@ -1,0 +1,132 @@
+"""MCP sessions end for good: an ended session (DELETE, expiry) leaves no episode behind.
+Real HTTP (MCP's streamable HTTP, spoken by hand) against a live uvicorn on 127.0.0.1."""
+
+from __future__ import annotations
+
+import gc
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from dataclean_env.server.mcp_episode import McpEpisode
+from dataclean_env.settings import Settings
+from tests.web import LiveServer
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+TASK = "easy_dedup_rename"
+ACCEPT = "application/json, text/event-stream"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+
+
+def message(response: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC message of an answer (JSON, or one SSE event)."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:] for line in response.text.splitlines() if line.startswith("data:")]
+        return json.loads(data[-1])
+    return response.json()
+
+
+class McpSession:
+    """One MCP session over streamable HTTP, from `source` (a 127.0.0.x address)."""
+
+    def __init__(self, url: str, source: str = "127.0.0.1"):
+        self.url = f"{url}/mcp"
+        transport = httpx.HTTPTransport(local_address=source)
+        self.http = httpx.Client(transport=transport, timeout=60)
+        self.id: str | None = None
+        self.calls = 0
+
+    def open(self) -> httpx.Response:
+        """The initialize request's answer (the session is open if it has an id)."""
+        answer = self.http.post(self.url, json=INITIALIZE, headers={"accept": ACCEPT})
+        self.id = answer.headers.get("mcp-session-id")
+        if self.id is not None:
+            initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            assert self.http.post(self.url, json=initialized, headers=self.headers()).is_success
+        return answer
+
+    def headers(self) -> dict[str, str]:
+        assert self.id is not None
+        return {"accept": ACCEPT, "mcp-session-id": self.id, "mcp-protocol-version": "2025-06-18"}
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        self.calls += 1
+        request = {
+            "jsonrpc": "2.0",
+            "id": self.calls,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+        answer = self.http.post(self.url, json=request, headers=self.headers())
+        assert answer.status_code == 200, answer.text
+        return message(answer)
+
+    def reset(self) -> dict[str, Any]:
+        result = self.call("reset_episode", {"task_id": TASK, "seed": 1})["result"]
+        assert not result.get("isError"), result
+        return result
+
+    def delete(self) -> int:
+        status = self.http.delete(self.url, headers=self.headers()).status_code
+        self.http.close()
+        return status
+
+
+def live_episodes() -> int:
+    gc.collect()
+    return sum(isinstance(thing, McpEpisode) for thing in gc.get_objects())
+
+
+def wait_until(done: Callable[[], bool], seconds: float = 60) -> None:
+    """Until `done()` (a condition of the server's state): a deadline far from its time."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, "the server never got there"
+        time.sleep(0.05)
+
+
+SESSIONS = 5
+
+
+def test_deleted_mcp_sessions_leave_no_episode_behind() -> None:
+    with LiveServer() as server:
+        before = live_episodes()
+        for _ in range(SESSIONS):
+            session = McpSession(server.url)
+            assert session.open().status_code == 200
+            session.reset()
+            assert session.delete() == 200
+        # The DELETE's answer comes once the session's episode and OpenEnv session are gone.
+        assert server.app.state.openenv.active_sessions == 0
+        assert len(server.app.state.mcp.sessions) == 0
+        assert live_episodes() - before == 0
+
+
+def test_expired_mcp_sessions_leave_no_episode_behind() -> None:
+    # Sessions left without a DELETE: they end when their OpenEnv session expires.
+    with LiveServer(Settings(detached_session_seconds=1)) as server:
+        before = live_episodes()
+        sessions = [McpSession(server.url) for _ in range(SESSIONS)]
+        for session in sessions:
+            assert session.open().status_code == 200
+            session.reset()
+        assert live_episodes() - before == SESSIONS
+        wait_until(lambda: server.app.state.openenv.active_sessions == 0)  # the 1 s expiry
+        assert live_episodes() - before == 0
+        # The MCP sessions end too (their transport's idle time is the same), entries and all.
+        wait_until(lambda: len(server.app.state.mcp.sessions) == 0)
+        assert [session.delete() for session in sessions] == [404] * SESSIONS
