@@ -51,8 +51,8 @@ class Settings(BaseSettings):
     # At most this many OpenEnv WebSocket sessions (each its own episode) at once; a client
     # past it gets OpenEnv's CAPACITY_REACHED error frame and the socket is closed.
     max_sessions: int = 256
-    # At most this many of those sessions open at once from one client address, so one
-    # client cannot take the pool; past it the socket gets CLIENT_QUOTA_REACHED and closes.
+    # At most this many of those sessions (/ws and MCP) open at once from one client address,
+    # so one client cannot take the pool; past it, CLIENT_QUOTA_REACHED.
     sessions_per_client: int = Field(default=32, ge=1)
     # Request bodies (every HTTP route) and WebSocket frames above this many bytes are refused
     # with 413 (an error frame on /ws).

@@ -35,6 +35,7 @@ from dataclean_env.server.openapi_doc import install_openapi
 from dataclean_env.server.openenv_routes import LazyOpenEnvMiddleware, MountFailed, OpenEnvMount
 from dataclean_env.server.routes import docs, episodes, leaderboard, meta, schema, web
 from dataclean_env.server.serving import uvicorn_options
+from dataclean_env.server.session_quota import SessionQuota
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks import TaskRegistry, registry_for
 
@@ -94,9 +95,11 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     # OpenEnv's server takes seconds to import: mounted after start-up (see openenv_routes),
     # behind the guards (which run before the mount waits) and with the same rate limiter.
     app.state.limiter = limiter = creation_limit(settings, limits.buckets)
+    # Every door's sessions (/ws sockets, MCP sessions) within one quota per client.
+    app.state.session_quota = quota = SessionQuota(settings, limiter, limits.counts)
     app.state.openenv = mount = OpenEnvMount(app, registry, settings, limiter)
     # MCP clients' transport (FastMCP's) on /mcp, behind every guard and the mount's wait.
-    app.state.mcp = McpGateway(mount, limiter)
+    app.state.mcp = McpGateway(mount, quota)
     app.add_middleware(McpTransport, gateway=app.state.mcp)
     app.add_middleware(LazyOpenEnvMiddleware, mount=mount)
     install_guards(app, settings, limiter)

@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -31,7 +30,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dataclean_env.errors import (
     BodyTooLarge,
-    ClientQuotaReached,
     EnvError,
     HostNotAllowed,
     InvalidText,
@@ -40,11 +38,10 @@ from dataclean_env.errors import (
     RequestTimeout,
     UnsupportedMediaType,
 )
-from dataclean_env.server.affinity import Place
 from dataclean_env.server.http_errors import env_error_response
-from dataclean_env.server.limit_store import Counts
 from dataclean_env.server.rate_limit import CALLER, Buckets, RateLimit, client_key
 from dataclean_env.server.requests import has_invalid_text, parse_json
+from dataclean_env.server.session_quota import SessionQuota
 from dataclean_env.settings import Settings
 
 # Set by the /ws guard while a socket's handler runs: sessions it creates belong to a socket
@@ -309,20 +306,12 @@ def frame_problem(message: Message) -> str | None:
 
 
 class WebSocketGuard:
-    def __init__(
-        self, app: ASGIApp, settings: Settings, limiter: RateLimit, counts: Counts | None = None
-    ):
+    def __init__(self, app: ASGIApp, settings: Settings, quota: SessionQuota):
         self.app = app
         self.idle_seconds = settings.ws_idle_seconds
-        self.limiter = limiter
+        self.quota = quota  # the app's: a socket is a session, as an MCP session is
         self.origins = allowed_origins(settings)
         self.hosts = allowed_hosts(settings)
-        self.counts = counts or Counts()
-        # The whole server's quota when the processes count together, else this one's share.
-        shared = self.counts.shared
-        quota = settings.sessions_per_client
-        self.per_client = quota if shared else Place.of(settings).share(quota)
-        self.open: dict[str, int] = {}  # client -> open sockets (changed only in `counts`)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
@@ -332,7 +321,7 @@ class WebSocketGuard:
             check_host(headers, self.hosts)
             if origin is not None and not origin_allowed(origin, headers, self.origins):
                 raise OriginNotAllowed("WebSocket connections from this origin are not allowed")
-            await self._run(lambda: self._open(client))
+            await self.quota.take_async(client)
         except EnvError as exc:
             await self._refuse(receive, send, exc)
             return
@@ -352,44 +341,7 @@ class WebSocketGuard:
             CALLER.reset(caller)
             FRAMED.reset(kept)
             LIVE_SOCKET.reset(token)
-            await self._run(lambda: self._close(client))
-
-    async def _run(self, work: Callable[[], None]) -> None:
-        # A shared store may keep a call waiting: in a thread, not on the event loop.
-        await asyncio.to_thread(work) if self.counts.shared else work()
-
-    def _open(self, client: str) -> None:
-        """Count one more open socket of `client`, or refuse (nothing counted or spent)."""
-        with self.counts.settle("sockets", client) as others:
-            if others.client + self.open.get(client, 0) >= self.per_client:
-                raise ClientQuotaReached(
-                    f"this client has {self.per_client} open /ws sessions, its quota "
-                    f"(DCE_SESSIONS_PER_CLIENT); close one or retry in "
-                    f"{ClientQuotaReached.retry_after} s"
-                )
-            others.rows = {client: self._count(client, +1)}
-        # After the count (a refused connection spends no token), not inside it: the token's
-        # transaction must not wait on the count's (one SQLite file has one writer).
-        try:
-            self.limiter.take(client, "session creations")
-        except EnvError:
-            self._close(client)
-            raise
-
-    def _close(self, client: str) -> None:
-        counted = False
-        with contextlib.suppress(EnvError), self.counts.settle("sockets", client) as mine:
-            mine.rows = {client: self._count(client, -1)}
-            counted = True
-        if not counted:  # the store is down: this process's own count still goes down
-            self._count(client, -1)
-
-    def _count(self, client: str, change: int) -> int:
-        if (count := self.open.get(client, 0) + change) > 0:
-            self.open[client] = count
-        else:
-            self.open.pop(client, None)
-        return max(count, 0)
+            await self.quota.release_async(client)
 
     @staticmethod
     def _typed(send: Send, framed: list[EnvError], gone: list[OSError]) -> Send:
@@ -441,12 +393,10 @@ class WebSocketGuard:
         await send({"type": "websocket.close", "code": 1013 if retry else 1008})
 
 
-def guard_websockets(
-    routes: list[Any], settings: Settings, limiter: RateLimit, counts: Counts | None = None
-) -> None:
+def guard_websockets(routes: list[Any], settings: Settings, quota: SessionQuota) -> None:
     for route in routes:
         if isinstance(route, WebSocketRoute) and route.path == "/ws":
-            route.app = WebSocketGuard(route.app, settings, limiter, counts)
+            route.app = WebSocketGuard(route.app, settings, quota)
         elif isinstance(route, WebSocketRoute) and route.path == "/mcp":
             route.app = refuse_mcp_socket
 

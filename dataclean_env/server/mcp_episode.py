@@ -29,6 +29,7 @@ from dataclean_env.models import CleaningAction
 from dataclean_env.openenv_light import skip_package_inits
 from dataclean_env.operations import registry as operations
 from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
+from dataclean_env.server.session_quota import SessionQuota
 
 skip_package_inits()
 
@@ -216,22 +217,26 @@ class EpisodeSessions:
     takes its episode with it (`openenv_ended`); the entry stays, episode-less, until the MCP
     session ends, so that a call is told SESSION_EXPIRED."""
 
-    def __init__(self, openenv_server: Any):
-        self.server = openenv_server
+    def __init__(self, openenv_server: Any, quota: SessionQuota):
+        self.server, self.quota = openenv_server, quota
         self._episodes: dict[str, tuple[str, McpEpisode | None]] = {}
         self._mcp_of: dict[str, str] = {}  # OpenEnv session id -> MCP session id
-        self._live: set[str] = set()  # MCP sessions opened and not ended
+        self._live: dict[str, str] = {}  # MCP sessions opened and not ended -> their client
         self._lock = asyncio.Lock()
         openenv_server.on_end.append(self.openenv_ended)
 
-    def opened(self, mcp_session: str) -> None:
-        """An MCP session was established (its initialize was answered with its id)."""
-        self._live.add(mcp_session)
+    def opened(self, mcp_session: str, client: str) -> None:
+        """An MCP session was established (its initialize was answered with its id); it
+        holds a place of `client`'s session quota until it ends."""
+        self._live[mcp_session] = client
 
     async def end(self, mcp_session: str) -> None:
-        """The MCP session ended: its entry and its OpenEnv session go (idempotent)."""
-        self._live.discard(mcp_session)
+        """The MCP session ended: its entry, its OpenEnv session and its client's quota
+        place go (idempotent)."""
+        client = self._live.pop(mcp_session, None)
         bound = self._episodes.pop(mcp_session, None)  # before any await: gone at once
+        if client is not None:
+            await self.quota.release_async(client)
         if bound is None:
             return
         openenv_id = bound[0]

@@ -30,8 +30,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from dataclean_env.errors import EnvError, InvalidText
 from dataclean_env.server.guards import replay, unreadable, whole_body
 from dataclean_env.server.http_errors import env_error_response
-from dataclean_env.server.rate_limit import RateLimit, client_key
+from dataclean_env.server.rate_limit import client_key
 from dataclean_env.server.requests import INVALID_TEXT, has_invalid_text
+from dataclean_env.server.session_quota import SessionQuota
 
 MCP_PATH = "/mcp"
 
@@ -62,8 +63,8 @@ class McpGateway:
     The app needs its lifespan (the session manager's task group) running: it runs in a task
     of its own from the first MCP request until `aclose` at shutdown."""
 
-    def __init__(self, mount: Any, limiter: RateLimit):
-        self.mount, self.limiter = mount, limiter
+    def __init__(self, mount: Any, quota: SessionQuota):
+        self.mount, self.quota = mount, quota
         self._http_app: Any = None
         self.sessions: Any = None  # mcp_episode.EpisodeSessions, once started
         self._started: asyncio.Event | None = None
@@ -80,26 +81,36 @@ class McpGateway:
                 await refusal(scope, receive, send)
                 return
             receive = replay(body, receive)
-            if opening:
-                try:  # a new MCP session: limited like every other session creation
-                    await self.limiter.take_async(client_key(scope), "session creations")
-                except EnvError as error:
-                    await env_error_response(error)(scope, receive, send)
-                    return
         await self._ensure_started()
         if scope["method"] == "DELETE" and b"mcp-session-id" in headers:
             # Ended before the answer: once a client has it, nothing of the session is held.
             await self.sessions.end(headers[b"mcp-session-id"].decode("latin-1"))
-        await self._http_app(scope, receive, self._opened(send) if opening else send)
+        if not opening:
+            await self._http_app(scope, receive, send)
+            return
+        client = client_key(scope)
+        try:  # a new MCP session: within the client's quota and the creation rate
+            await self.quota.take_async(client)
+        except EnvError as error:
+            await env_error_response(error)(scope, receive, send)
+            return
+        opened: list[str] = []
+        try:
+            await self._http_app(scope, receive, self._opened(send, client, opened))
+        finally:
+            if not opened:  # no session came of it: its place is free again
+                await self.quota.release_async(client)
 
-    def _opened(self, send: Send) -> Send:
-        """`send`, telling the sessions of the MCP session an initialize establishes."""
+    def _opened(self, send: Send, client: str, opened: list[str]) -> Send:
+        """`send`, telling the sessions of the MCP session an initialize establishes (and
+        whose quota place it holds)."""
 
         async def watched(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 found = dict(message.get("headers") or []).get(b"mcp-session-id")
                 if found is not None:
-                    self.sessions.opened(found.decode("latin-1"))
+                    opened.append(found.decode("latin-1"))
+                    self.sessions.opened(opened[0], client)
             await send(message)
 
         return watched
@@ -111,7 +122,7 @@ class McpGateway:
             # Imported here: FastMCP's server takes a while to import, and only /mcp needs it.
             from dataclean_env.server.mcp_episode import EpisodeSessions, tool_server
 
-            self.sessions = EpisodeSessions(self.mount.server)
+            self.sessions = EpisodeSessions(self.mount.server, self.quota)
             self._http_app = tool_server(self.sessions).http_app(path=MCP_PATH)
             self._runner = asyncio.create_task(self._run())
         await self._started.wait()

@@ -125,7 +125,7 @@ def mount_openenv(
     ours = {id(route) for route in app.router.routes}
     server.register_routes(app, mode="production")
     guard_openenv_posts(app.router.routes, ours, limiter)
-    guard_websockets(app.router.routes, settings, limiter, counts)
+    guard_websockets(app.router.routes, settings, app.state.session_quota)
     app.router.routes[:] = [
         route
         for route in app.router.routes

@@ -130,3 +130,26 @@ def test_expired_mcp_sessions_leave_no_episode_behind() -> None:
         # The MCP sessions end too (their transport's idle time is the same), entries and all.
         wait_until(lambda: len(server.app.state.mcp.sessions) == 0)
         assert [session.delete() for session in sessions] == [404] * SESSIONS
+
+
+def test_mcp_sessions_count_against_the_clients_session_quota() -> None:
+    """/ws and MCP share one pool of sessions: one quota per client holds for both, so one
+    address cannot take the pool. Past it, an initialize is refused like a reset past the
+    episode quota (503 CLIENT_QUOTA_REACHED, Retry-After); another client is unaffected; an
+    ended session frees its place."""
+    with LiveServer(Settings(sessions_per_client=2)) as server:
+        held = [McpSession(server.url, "127.0.0.5") for _ in range(2)]
+        assert [session.open().status_code for session in held] == [200, 200]
+        refused = McpSession(server.url, "127.0.0.5").open()
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["code"] == "CLIENT_QUOTA_REACHED"
+        assert refused.headers["retry-after"] == "30"
+        other = McpSession(server.url, "127.0.0.6")
+        assert other.open().status_code == 200
+        assert held[0].delete() == 200
+        again = McpSession(server.url, "127.0.0.5")
+        assert again.open().status_code == 200 and again.id is not None
+        assert server.app.state.session_quota.open == {"127.0.0.5": 2, "127.0.0.6": 1}
+        for session in (held[1], other, again):
+            assert session.delete() == 200
+        assert server.app.state.session_quota.open == {}

@@ -65,7 +65,7 @@ def test_a_client_at_its_quota_is_refused_and_another_is_served(server: LiveServ
                 refused.recv(timeout=60)
         assert frame["data"]["code"] == "CLIENT_QUOTA_REACHED", frame
         assert frame["data"]["message"] == (
-            f"this client has {QUOTA} open /ws sessions, its quota (DCE_SESSIONS_PER_CLIENT); "
+            f"this client has {QUOTA} open sessions (/ws and MCP), its quota (DCE_SESSIONS_PER_CLIENT); "
             "close one or retry in 30 s"
         )
         assert refused.close_code == 1013  # try again later
