@@ -584,12 +584,18 @@ class Leaderboard:
                 if ids and self._slots[ids[0]].run_deadline < time.monotonic()
             ]
         for episode in live:
-            with episode.lock:
-                try:
-                    if not episode.expire_if_late() and episode.done and not episode.recorded:
-                        self._on_end(episode)
-                except Exception:  # the database may be down: the next sweep retries
-                    log.exception("could not record leaderboard episode %s", episode.episode_id)
+            # An episode a step holds is passed over, not waited for (a step may take seconds,
+            # and every GET of the board sweeps): that step records an end it makes, and the
+            # next sweep times the episode out or retries its record.
+            if not episode.lock.acquire(blocking=False):
+                continue
+            try:
+                if not episode.expire_if_late() and episode.done and not episode.recorded:
+                    self._on_end(episode)
+            except Exception:  # the database may be down: the next sweep retries
+                log.exception("could not record leaderboard episode %s", episode.episode_id)
+            finally:
+                episode.lock.release()
         for run_id in late:
             self._time_out_unjoined(engine, run_id)
         self._abort_unheld(engine)

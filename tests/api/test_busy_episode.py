@@ -285,3 +285,84 @@ def test_a_flood_of_steps_on_a_busy_episode_holds_no_threads_of_others(live: Liv
     codes = sorted(a.json().get("code", "") for a in answers if a.status_code != 200)
     assert [a.status_code for a in answers].count(200) == max_steps
     assert codes == ["EPISODE_FINISHED"] * (flood - max_steps)
+
+
+class CountedLock(WatchedLock):
+    """A `WatchedLock` that also counts the callers that had to wait for it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiters = 0
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        if self.lock.acquire(blocking=False):
+            return True
+        if not blocking:
+            return False
+        self.waiters += 1  # one call at a time waits here: the one whose turn it is
+        self.waiting.set()
+        return self.lock.acquire(True, timeout)
+
+
+def test_a_flood_of_page_reads_on_a_busy_episode_holds_no_threads_of_others(
+    live: LiveServer,
+) -> None:
+    # Before, the page's table read and heuristic waited for the episode's lock in the pool's
+    # threads: more of them than the pool has threads (40) took every thread, and another
+    # client's threaded call (the leaderboard) waited until the episode was free.
+    assert httpx.post(f"{live.url}/reset/{TASK}", json={"episode_id": "busy"}).status_code == 200
+    store = live.app.state.store
+    episode = store.get("busy")
+    arrived = threading.Semaphore(0)
+    get = store.get
+
+    def counted_get(*args: Any) -> Any:
+        found = get(*args)
+        arrived.release()  # the call goes on to wait for the episode at once (no await)
+        return found
+
+    store.get = counted_get
+    watched = episode.lock = CountedLock()
+    watched.acquire()  # another client's long step, running
+    flood = 48
+    pool = ThreadPoolExecutor(flood)
+    table, heuristic = f"{live.url}/episodes/busy/table", f"{live.url}/episodes/busy/heuristic"
+    try:
+        reads = [
+            pool.submit(httpx.get, table, timeout=120)
+            if n % 2
+            else pool.submit(httpx.post, heuristic, timeout=120)
+            for n in range(flood)
+        ]
+        for _ in range(flood):
+            assert arrived.acquire(timeout=60), "a read never reached the episode"
+        board = httpx.get(f"{live.url}/leaderboard", timeout=30)  # no thread: ReadTimeout
+        assert board.status_code == 200
+        assert watched.waiting.wait(60)
+        assert watched.waiters == 1  # one read waits in a thread; the others take turns
+        assert not any(read.done() for read in reads)  # all still waiting for the episode
+    finally:
+        watched.release()
+        answers = [read.result() for read in reads]
+        pool.shutdown(wait=True)
+    assert [a.status_code for a in answers] == [200] * flood
+    assert {a.json()["step"] for a in answers[1::2]} == {0}
+
+
+def test_the_leaderboard_does_not_wait_for_a_step_on_a_ranked_episode(live: LiveServer) -> None:
+    # Its sweep looks at every live ranked episode; before, it waited in a thread for the lock
+    # of one that a step held (up to a step's time), and so did GET /leaderboard.
+    body = {"name": "tester", "model": "m", "episodes": 1}
+    run = httpx.post(f"{live.url}/leaderboard/runs", json=body, timeout=60).json()
+    (played,) = [e["episode_id"] for e in run["episodes"]]
+    assert httpx.post(f"{live.url}/reset", json={"episode_id": played}).status_code == 200
+    watched = live.app.state.store.get(played).lock = WatchedLock()
+    watched.acquire()  # its agent's long step, running
+    try:
+        board = httpx.get(f"{live.url}/leaderboard", timeout=30)  # waiting: ReadTimeout
+        status = httpx.get(f"{live.url}/leaderboard/runs/{run['run_id']}", timeout=30)
+        assert not watched.waiting.is_set()
+    finally:
+        watched.release()
+    assert board.status_code == 200 and status.status_code == 200
+    assert status.json()["episodes"][0]["status"] == "open"

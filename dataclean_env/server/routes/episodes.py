@@ -20,11 +20,12 @@ use the whole step time limit, and on the event loop it would stall every other 
 /health included. Such steps share a few threads of their
 own, so they cannot take the pool's threads from everyone else either, and wait for them
 in turns by client (`server/fair_slots.py`), so one client's many cannot hold up another's.
-Calls on one episode take turns for it on the event loop, holding no thread while they wait
-(a flood of steps on a busy episode would otherwise take the pool's threads from everyone);
-one whose turn comes while something else holds the episode's lock (a page reading its
-table) waits for the lock in a thread: on the event loop, it would stall everyone. A state
-does not wait: it reads the episode as last committed (`Episode.read_committed`).
+Calls on one episode (steps, and the page's table reads and heuristic) take turns for it on
+the event loop, holding no thread while they wait (a flood of them on a busy episode would
+otherwise take the pool's threads from everyone); one whose turn comes while something else
+holds the episode's lock (the leaderboard's sweep, a /ws reset joining it) waits for the
+lock in a thread: on the event loop, it would stall everyone. A state does not wait: it
+reads the episode as last committed (`Episode.read_committed`).
 The /ws door runs its engine work here too.
 """
 
@@ -94,11 +95,11 @@ async def run_sized(
 ) -> T:
     """`work` on the event loop or in a thread; `waits`: it may wait on I/O (a reset that
     settles with the shared limit store) or on another call (a /ws reset joining an issued
-    episode), so always in a thread. `episode`: the episode whose lock `work` takes. Calls on
-    one episode take turns for it here, on the event loop, so at most one of them waits in a
-    thread (for a holder of the lock that is not a call, such as a page's table read);
-    inline work holds the lock from here, taken only if it is free, so the event loop never
-    waits for it."""
+    episode), or takes longer than a step (a page's read), so always in a thread. `episode`:
+    the episode whose lock `work` takes. Calls on one episode take turns for it here, on the
+    event loop, so at most one of them waits in a thread (for a holder of the lock that is
+    not a call, such as the leaderboard's sweep); inline work holds the lock from here,
+    taken only if it is free, so the event loop never waits for it."""
     if episode is None:
         return await _run_sized(work, cells, slow, waits, None)
     async with _turn(episode):

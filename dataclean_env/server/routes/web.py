@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, HTMLResponse
 
 from dataclean_env.agents.heuristic import HeuristicAgent
@@ -32,6 +31,7 @@ from dataclean_env.schemas import Action
 from dataclean_env.server.deps import get_registry, get_store
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.reward_visibility import refuse_view
+from dataclean_env.server.routes.episodes import run_sized
 from dataclean_env.server.table_view import MAX_PAGE, table_page
 from dataclean_env.settings import PACKAGE_DIR, PROJECT_ROOT
 from dataclean_env.tasks import TaskRegistry
@@ -157,7 +157,10 @@ async def episode_table(
             **page,
         }
 
-    return await run_in_threadpool(work)
+    # Takes the episode's turn as a step does: a read waiting for a busy episode holds no
+    # thread, so a flood of them cannot take the pool's threads from everyone else. Then in
+    # a thread: its column statistics take longer than a step on a small table.
+    return await run_sized(work, episode.cells, waits=True, episode=episode)
 
 
 def offered_action(agent: HeuristicAgent, episode: Episode) -> dict[str, Any]:
@@ -196,7 +199,9 @@ async def heuristic_action(episode_id: str, store: Store, cache: Page) -> dict[s
             action = offered_action(cache.agent(episode), episode)
         return {"episode_id": episode_id, "agent": HeuristicAgent.name, "action": action}
 
-    return await run_in_threadpool(work)
+    # In the episode's turn, like the table, then in a thread: it may try up to
+    # MAX_PASSED_OVER + 1 steps, too long for the event loop even on a small table.
+    return await run_sized(work, episode.cells, waits=True, episode=episode)
 
 
 # ── generated instances ───────────────────────────────────────────────────
