@@ -87,6 +87,10 @@ _read_committed = attrgetter(*_COMMITTED)  # one C call, on every step
 
 
 class Episode:
+    # Whether a step may wait on I/O besides the engine's work (a leaderboard episode records
+    # its end in the step that ends it): the server then runs its steps off the event loop.
+    step_waits = False
+
     def __init__(
         self,
         episode_id: str,

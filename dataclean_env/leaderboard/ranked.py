@@ -26,6 +26,8 @@ MAX_TRACE_BYTES = 256_000  # the JSON of all accepted actions of one episode
 
 
 class RankedEpisode(Episode):
+    step_waits = True  # the step that ends it grades the reference plan and commits a record
+
     def __init__(
         self,
         episode_id: str,

@@ -211,7 +211,8 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         cells = self.episode.cells if self.episode is not None else 0
         start = time.perf_counter()
         slow = is_slow(action.operation)
-        observation = await run_sized(lambda: self.step(action), cells, slow, episode=self.episode)
+        waits = self.episode is not None and self.episode.step_waits  # a leaderboard episode
+        observation = await run_sized(lambda: self.step(action), cells, slow, waits, self.episode)
         error = (observation.info or {}).get("error")
         observe_ws_step(
             observation.episode_id,

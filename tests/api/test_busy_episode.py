@@ -6,6 +6,7 @@ Over a real uvicorn on 127.0.0.1, REST and /ws."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import socket
@@ -366,3 +367,35 @@ def test_the_leaderboard_does_not_wait_for_a_step_on_a_ranked_episode(live: Live
         watched.release()
     assert board.status_code == 200 and status.status_code == 200
     assert status.json()["episodes"][0]["status"] == "open"
+
+
+def test_a_step_that_ends_a_ranked_episode_records_it_off_the_event_loop(
+    live: LiveServer,
+) -> None:
+    # Recording the end replays the reference plan and commits to the database: on the event
+    # loop (a small table's step runs there), it stalled every other client meanwhile.
+    from dataclean_env.server.routes.episodes import INLINE_CELLS
+
+    board = live.app.state.leaderboard
+    on_loop: list[bool] = []
+    record = board._on_end
+
+    def on_end(episode: Any) -> None:
+        try:
+            asyncio.get_running_loop()
+            on_loop.append(True)
+        except RuntimeError:  # no event loop runs in this thread: a worker thread
+            on_loop.append(False)
+        record(episode)
+
+    board._on_end = on_end  # read when the episode is first joined
+    body = {"name": "tester", "model": "m", "episodes": 1}
+    run = httpx.post(f"{live.url}/leaderboard/runs", json=body, timeout=60).json()
+    (played,) = [e["episode_id"] for e in run["episodes"]]
+    assert httpx.post(f"{live.url}/reset", json={"episode_id": played}).status_code == 200
+    assert live.app.state.store.get(played).cells <= INLINE_CELLS  # a step that could run inline
+    answer = httpx.post(
+        f"{live.url}/step", json={"episode_id": played, "operation": "finish"}, timeout=60
+    )
+    assert answer.status_code == 200 and answer.json()["done"]
+    assert on_loop == [False]

@@ -216,9 +216,8 @@ async def serve_step(
         with episode.lock:
             return blind_view(episode, episode.step(call.action))
 
-    return await run_engine(
-        work, episode.cells, slow=is_slow(call.action.operation), episode=episode
-    )
+    slow = is_slow(call.action.operation)
+    return await run_engine(work, episode.cells, slow, episode.step_waits, episode)
 
 
 async def serve_state(store: EpisodeStore, task_id: str | None, episode_id: str | None) -> Response:
