@@ -10,7 +10,8 @@ worker sums them (prometheus-client's multiprocess mode).
 
 With `DCE_LOG_JSON=true` each request is also logged as one JSON line on the
 `dataclean_env.requests` logger: time, method, path, route, status, milliseconds, and the
-episode id and operation when the request names them (query, header or JSON body).
+episode id and operation when the request names them (query, header or JSON body), cut to
+the longest valid one.
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ MULTIPROCESS = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
 # Step round trips of this server are 1-10 ms on small tables and up to seconds on 100k rows.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10)
 STEP_ROUTES = frozenset({"/step", "/step/{task_id}"})
+# A name from the body, query or header is logged cut to the longest valid one (an operation:
+# `Action.operation`'s max_length; an episode id: `doors.check_episode_id`), so a refused
+# request cannot write a log line of the body's size.
+OPERATION_CHARS = 64
+EPISODE_ID_CHARS = 128
 
 REQUESTS = Counter("dce_requests", "HTTP requests answered", ["method", "route", "status"])
 ERRORS = Counter("dce_errors", "HTTP requests answered with a 4xx or 5xx", ["route", "status"])
@@ -219,11 +225,15 @@ class ObservabilityMiddleware:
             "route": route,
             "status": status,
             "ms": round(elapsed * 1000, 3),
-            "episode": episode,
-            "operation": operation,
+            "episode": _cut(episode, EPISODE_ID_CHARS),
+            "operation": _cut(operation, OPERATION_CHARS),
             "worker": os.getpid(),
         }
         request_log.info(json.dumps(record, separators=(",", ":")))
+
+
+def _cut(text: str | None, limit: int) -> str | None:
+    return text[:limit] + "…" if text is not None and len(text) > limit else text
 
 
 def observe_ws_step(episode: str | None, operation: str, status: str, elapsed: float) -> None:

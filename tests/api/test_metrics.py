@@ -143,3 +143,19 @@ def test_every_openenv_mount_mode_serves_metrics_and_openenv_routes() -> None:
             assert client.get("/schema").status_code == 200, mode
             paths = [e.split(" ", 1)[1] for e in client.get("/").json()["endpoints"]]
             assert "/schema" in paths and "/ws" in paths and "/metrics" not in paths, mode
+
+
+def test_json_request_log_cuts_the_client_supplied_names_to_their_valid_lengths() -> None:
+    # Before, a refused step's operation was logged whole: 16,000 emoji, 190 KB in one line.
+    collect = Collect()
+    logger = logging.getLogger("dataclean_env.requests")
+    logger.addHandler(collect)
+    try:
+        with TestClient(create_app(Settings(openenv_mount="lazy", log_json=True))) as client:
+            body = {"operation": "\U0001f600" * 16_000, "episode_id": "e" * 5_000}
+            assert client.post("/step", json=body).status_code == 422
+    finally:
+        logger.removeHandler(collect)
+    (line,) = collect.lines[-1:]
+    assert line["operation"] == "\U0001f600" * 64 + "…"
+    assert line["episode"] == "e" * 128 + "…"
