@@ -76,6 +76,7 @@ from dataclean_env.tasks.generated import FAMILIES
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine
 
+    from dataclean_env.engine.episode import Episode
     from dataclean_env.server.episode_store import EpisodeStore
 
 log = logging.getLogger(__name__)
@@ -254,7 +255,7 @@ class Leaderboard:
             self._runs[run_id] = list(slots)
             self._slots.update(slots)
         for episode_id in slots:
-            self.store.issue(episode_id, partial(self._join, episode_id))
+            self.store.issue(episode_id, partial(self._build, episode_id), self._joined)
         composition = played.version if isinstance(played, Suite) else None
         return {
             "run_id": run_id,
@@ -399,20 +400,26 @@ class Leaderboard:
             connection.execute(insert(run_episodes), rows)
         return slots
 
-    def _join(self, episode_id: str) -> RankedEpisode | None:
-        """The episode, its table made on first join (outside the lock: it takes a moment;
-        two first joins at once make it twice and keep one)."""
+    def _build(self, episode_id: str) -> RankedEpisode | None:
+        """The episode's table, made on a first join (the store calls it, outside its lock:
+        it takes a moment; two first joins at once make it twice and the store keeps one).
+        Nothing is kept here until the store has taken it (`_joined`): a join it refuses
+        (no room) leaves the episode unjoined, its clock not started."""
         with self._live_lock:
-            episode = self._live.get(episode_id)
             slot = self._slots.get(episode_id)
-        if episode is not None or slot is None:
-            return episode
+        if slot is None:
+            return None
         task = secret_instance(slot.family, self.secret, slot.instance_index)
         started = time.monotonic() + self.settings.leaderboard_episode_seconds
         deadline = min(started, slot.run_deadline)
-        made = RankedEpisode(episode_id, task, deadline, self._on_end)
+        return RankedEpisode(episode_id, task, deadline, self._on_end)
+
+    def _joined(self, episode: Episode) -> None:
+        """The store took a built episode: sweeps time it out from now on."""
+        assert isinstance(episode, RankedEpisode)
         with self._live_lock:
-            return self._live.setdefault(episode_id, made)
+            if episode.episode_id in self._slots:  # not retired meanwhile
+                self._live.setdefault(episode.episode_id, episode)
 
     def run(self, run_id: str) -> dict[str, Any]:
         """A run's record: its status, versions, what the agent declared, the scores of its
@@ -491,8 +498,11 @@ class Leaderboard:
 
     # ── the end of an episode ─────────────────────────────────────────────
     def _on_end(self, episode: RankedEpisode) -> None:
-        """Commit the episode's record (its caller holds the episode's lock)."""
+        """Commit the episode's record (its caller holds the episode's lock). The episode
+        has ended: first it gives back its place in the store and its joiner's quota."""
         from sqlalchemy import insert, select, update
+
+        self.store.release(episode.episode_id)
 
         from dataclean_env.leaderboard.tables import records, run_episodes, runs
 

@@ -76,6 +76,7 @@ from dataclean_env.openenv_light import skip_package_inits
 from dataclean_env.schemas import Action, StepResult, graded
 from dataclean_env.server.guards import keep_code
 from dataclean_env.server.metrics import observe_ws_step
+from dataclean_env.server.rate_limit import CALLER
 from dataclean_env.server.reward_visibility import REWARD_MODES, RewardMode, blind_view
 from dataclean_env.server.routes.episodes import is_slow, run_sized
 from dataclean_env.settings import PROJECT_ROOT
@@ -110,7 +111,7 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
     def __init__(
         self,
         registry: TaskRegistry | None = None,
-        issued: Callable[[str], Episode | None] | None = None,
+        issued: Callable[[str, str | None], Episode | None] | None = None,
         memory: StepMemory | None = None,
         copies: bool = True,
     ):
@@ -146,7 +147,13 @@ class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, C
         request = parse_reset_options(
             {"seed": seed, "episode_id": episode_id, "task_id": task_id, "split": split}
         )
-        joined = self.issued(request.episode_id) if self.issued and request.episode_id else None
+        # A first join builds the episode under the caller's quota (CALLER: the socket's or
+        # request's client), as a reset would; refused (no room), the episode stays unjoined.
+        joined = (
+            self.issued(request.episode_id, CALLER.get())
+            if self.issued and request.episode_id
+            else None
+        )
         if joined is not None:  # a leaderboard episode: played as it stands, blind
             self.episode, self.reward_mode = joined, "hidden"
             with joined.lock:

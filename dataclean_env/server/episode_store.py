@@ -24,8 +24,13 @@ way whether the id is absent or belongs to another task, so answers reveal nothi
 
 Issued episodes (the leaderboard's) are made by the server, not by a reset: `issue` adds
 one under its server-chosen id (with the function that makes it on first join: a suite run
-issues hundreds, whose tables are made only as they are played), a reset naming that id joins it instead of replacing it
-(one attempt per instance), and only `withdraw` removes it (their owner bounds them).
+issues thousands, whose tables are made only as they are played), a reset naming that id
+joins it instead of replacing it (one attempt per instance), and only `withdraw` removes it.
+An issued id holds nothing until it is first joined (any call naming it: a reset, a step, a
+state read): the built episode then takes a place and its joiner's quota as a reset would
+(refused as a reset would be: StoreFull, ClientQuotaReached, and the id stays joinable),
+never idles out nor makes room for another, and gives both back when it ends (`release`;
+it stays readable until withdrawn).
 
 Processes: the store holds only episodes whose home is its process (`affinity`): a reset,
 lookup or join of an id homed elsewhere raises Misdirected (421) before anything is made,
@@ -46,6 +51,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from dataclean_env.engine.doors import (
     LEADERBOARD_PREFIX,
@@ -96,7 +102,9 @@ class EpisodeStore:
         self._episodes: dict[str, Episode] = {}
         self._defaults: dict[str, Episode] = {}
         self._default_ids: dict[str, Episode] = {}  # the defaults, by episode id
-        self._issued: dict[str, Callable[[], Episode | None]] = {}
+        self._issued: dict[str, Issued] = {}
+        self._built: dict[str, Episode] = {}  # issued episodes joined (those in play are
+        # in `_episodes` too, under their joiner, until they end)
         self._owners: dict[str, str] = {}  # episode id -> the client whose reset made it
         self._owned_by: dict[str, set[str]] = {}  # `_owners` inverted: a client's ids
         # At most the oldest last use in `_episodes` (last uses only grow), so a reset looks
@@ -118,7 +126,8 @@ class EpisodeStore:
     def held(self) -> int:
         """Every episode held: those of `len`, the tasks' defaults, the leaderboard's."""
         with self._lock:
-            return len(self._episodes) + len(self._defaults) + len(self._issued)
+            unplayed = len(self._issued.keys() - self._episodes.keys())
+            return len(self._episodes) + len(self._defaults) + unplayed
 
     def reset(
         self,
@@ -136,7 +145,7 @@ class EpisodeStore:
         if episode_id is not None:
             check_episode_id(episode_id)
         self.place.check(episode_id)
-        if episode_id is not None and (issued := self.issued(episode_id)) is not None:
+        if episode_id is not None and (issued := self.issued(episode_id, client)) is not None:
             return issued
         if episode_id is not None:
             check_client_id(episode_id)
@@ -206,13 +215,16 @@ class EpisodeStore:
         self._episodes[episode_id] = episode
         self._oldest_use = min(self._oldest_use, episode.last_used)
 
-    def get(self, episode_id: str, task_id: str | None = None) -> Episode:
-        """The episode with this id (of `task_id`, when given); UnknownEpisode otherwise."""
+    def get(
+        self, episode_id: str, task_id: str | None = None, client: str | None = None
+    ) -> Episode:
+        """The episode with this id (of `task_id`, when given); UnknownEpisode otherwise.
+        `client`: who joins it, if it is an issued episode not yet built."""
         check_episode_id(episode_id)  # bounded before any lookup or echo
         self.place.check(episode_id)
         now = self.clock()
-        # Issued episodes never idle-expire: their owner (the leaderboard) bounds them.
-        episode = self.issued(episode_id)
+        # Issued episodes never idle-expire: they end by their owner's (the leaderboard's) rules.
+        episode = self.issued(episode_id, client)
         with self._lock:
             if episode is None:
                 episode = self._episodes.get(episode_id)
@@ -238,12 +250,14 @@ class EpisodeStore:
             raise UnknownTask(f"unknown task (task ids are at most {MAX_TASK_ID} characters)")
         self.registry.spec(task_id)
 
-    def find(self, task_id: str | None, episode_id: str | None) -> Episode:
+    def find(
+        self, task_id: str | None, episode_id: str | None, client: str | None = None
+    ) -> Episode:
         """The episode a call addresses: by id, else the default episode of the task (else
         of the first task). An id of another task's episode is answered like an absent one
-        (404), revealing nothing."""
+        (404), revealing nothing. `client`: the caller (who joins an issued episode)."""
         if episode_id is not None:
-            return self.get(episode_id, task_id)
+            return self.get(episode_id, task_id, client)
         return self.default(task_id or self.registry.task_ids()[0])
 
     def default(self, task_id: str) -> Episode:
@@ -254,26 +268,75 @@ class EpisodeStore:
         return episode if episode is not None else self.reset(task_id)
 
     # ── issued episodes ───────────────────────────────────────────────────
-    def issue(self, episode_id: str, join: Callable[[], Episode | None]) -> None:
-        """Hold `episode_id` for its issuer: `join` makes (on first call) or returns it."""
+    def issue(
+        self,
+        episode_id: str,
+        build: Callable[[], Episode | None],
+        joined: Callable[[Episode], object] | None = None,
+    ) -> None:
+        """Hold `episode_id` for its issuer. Its first join calls `build` (None: it is gone)
+        and, once the store has taken the episode, `joined` with it."""
         with self._lock:
-            self._issued[episode_id] = join
+            self._issued[episode_id] = Issued(build, joined)
 
-    def issued(self, episode_id: str) -> Episode | None:
+    def issued(self, episode_id: str, client: str | None = None) -> Episode | None:
+        """The issued episode with this id (None: no such id), built on its first join, for
+        `client` (None: counted under no quota): StoreFull or ClientQuotaReached, as for a
+        reset, if it has no room (the id stays issued; nothing was kept)."""
         with self._lock:
-            join = self._issued.get(episode_id)
-        return None if join is None else join()  # outside the lock: a first join builds
+            issued = self._issued.get(episode_id)
+            episode = self._built.get(episode_id)
+        if issued is None or episode is not None:
+            return episode
+        made = issued.build()  # outside the lock: building a table takes a moment
+        if made is None:
+            return None
+        with self._admitting, self.counts.settle("episodes", client) as others, self._lock:
+            episode = self._built.get(episode_id)  # two first joins at once: one is kept
+            if episode is None and episode_id in self._issued:
+                now = made.last_used = self.clock()
+                self._drop_expired(now)
+                self._admit(client, now, None, True, others)
+                self._episodes[episode_id] = self._built[episode_id] = episode = made
+                if client is not None:
+                    self._owners[episode_id] = client
+                    self._owned_by.setdefault(client, set()).add(episode_id)
+                    self._changed.add(client)
+                joined = issued.joined
+            else:
+                joined = None
+            others.rows = self._rows() if self.counts.shared else {}
+        if episode is not None and joined is not None:
+            joined(episode)
+        return episode
 
-    def join(self, episode_id: str) -> Episode | None:
+    def unjoined(self, episode_id: str) -> bool:
+        """Whether `episode_id` is issued and not yet joined (a call naming it builds it)."""
+        with self._lock:
+            return episode_id in self._issued and episode_id not in self._built
+
+    def join(self, episode_id: str, client: str | None = None) -> Episode | None:
         """The issued episode a /ws reset names; Misdirected for a leaderboard id homed on
         another process (the socket must be opened there: `/ws?episode_id=...`)."""
         if episode_id.startswith(LEADERBOARD_PREFIX):
             self.place.check(episode_id)
-        return self.issued(episode_id)
+        return self.issued(episode_id, client)
+
+    def release(self, episode_id: str) -> None:
+        """An issued episode's end: it gives back its place and its joiner's quota (it stays
+        readable until withdrawn)."""
+        with self._lock:
+            self._release(episode_id)
+
+    def _release(self, episode_id: str) -> None:
+        if episode_id in self._issued and self._episodes.pop(episode_id, None) is not None:
+            self._disown(episode_id)
 
     def withdraw(self, episode_id: str) -> None:
         with self._lock:
+            self._release(episode_id)
             self._issued.pop(episode_id, None)
+            self._built.pop(episode_id, None)
 
     # ── room (called with the lock held) ──────────────────────────────────
     def _admit(
@@ -322,8 +385,9 @@ class EpisodeStore:
         """Evict the least recently used of `among` that no one can be using: first a
         replaced default no call addressed by its id (a client resetting without ids, as
         CleanifyAI's do, replaces its default every episode and would otherwise fill its
-        quota with them), else one idle for `idle` s. False if there is none."""
-        held = [(e.last_used, i) for i, e in self._episodes.items() if i in among]
+        quota with them), else one idle for `idle` s. False if there is none. Never an issued
+        episode in play: its joiner plays it to its end, which gives its place back."""
+        held = [(e.last_used, i) for i, e in self._evictable() if i in among]
         unaddressed = [(used, i) for used, i in held if i in self._unaddressed]
         idle = unaddressed or [(used, i) for used, i in held if used <= now - self.idle]
         if not idle:
@@ -333,17 +397,22 @@ class EpisodeStore:
 
     def _retry_after(self, now: float, among: set[str]) -> int:
         """Whole seconds until the least recently used of `among` turns idle (at least 1)."""
-        used = [e.last_used for i, e in self._episodes.items() if i in among]
-        if not used:  # only defaults: they never turn evictable
+        used = [e.last_used for i, e in self._evictable() if i in among]
+        if not used:  # only defaults and issued episodes: they never turn evictable
             return ClientQuotaReached.retry_after or 30
         return max(1, math.ceil(min(used) + self.idle - now))
 
     def _drop_expired(self, now: float) -> None:
         if not self._oldest_use < now - self.ttl:
             return
-        for episode_id in [k for k, e in self._episodes.items() if e.last_used < now - self.ttl]:
+        for episode_id in [k for k, e in self._evictable() if e.last_used < now - self.ttl]:
             self._evict(episode_id)
-        self._oldest_use = min((e.last_used for e in self._episodes.values()), default=math.inf)
+        self._oldest_use = min((e.last_used for _, e in self._evictable()), default=math.inf)
+
+    def _evictable(self) -> Iterator[tuple[str, Episode]]:
+        """The held episodes that idle out (all but the issued ones in play)."""
+        issued = self._issued
+        return ((i, e) for i, e in self._episodes.items() if i not in issued)
 
     def _evict(self, episode_id: str) -> None:
         del self._episodes[episode_id]
@@ -357,6 +426,14 @@ class EpisodeStore:
             if not owned:
                 del self._owned_by[client]
             self._changed.add(client)
+
+
+@dataclass(frozen=True)
+class Issued:
+    """An issued id's episode: how its first join makes it, and whom to tell."""
+
+    build: Callable[[], Episode | None]
+    joined: Callable[[Episode], object] | None
 
 
 @contextmanager

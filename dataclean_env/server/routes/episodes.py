@@ -210,7 +210,7 @@ async def serve_step(
     if wanted:
         store.known(wanted)
 
-    episode = store.find(wanted, _first(call.episode_id, episode_id))
+    episode = await _find(store, wanted, _first(call.episode_id, episode_id), request)
 
     def work() -> StepResult:
         with episode.lock:
@@ -220,11 +220,13 @@ async def serve_step(
     return await run_engine(work, episode.cells, slow, episode.step_waits, episode)
 
 
-async def serve_state(store: EpisodeStore, task_id: str | None, episode_id: str | None) -> Response:
+async def serve_state(
+    request: Request, store: EpisodeStore, task_id: str | None, episode_id: str | None
+) -> Response:
     """The state of the episode the call names (else the task's default episode)."""
     if task_id is not None:
         store.known(task_id)
-    episode = store.find(task_id, episode_id)
+    episode = await _find(store, task_id, episode_id, request)
 
     def work() -> EpisodeState:
         # The state as last committed, not waiting for a step in progress: a call never
@@ -232,6 +234,18 @@ async def serve_state(store: EpisodeStore, task_id: str | None, episode_id: str 
         return episode.read_committed(lambda: blind_view(episode, episode.state()))
 
     return await run_engine(work, episode.cells)
+
+
+async def _find(
+    store: EpisodeStore, task_id: str | None, episode_id: str | None, request: Request
+) -> Episode:
+    """`store.find` for the caller. A call naming an issued episode not yet joined joins it
+    (its table is made, and it takes a place under the caller's quota, as a reset would), in
+    a thread: building and settling with a shared limit store never block the event loop."""
+    client = client_key(request.scope)
+    if episode_id is not None and store.unjoined(episode_id):
+        return await run_in_threadpool(store.find, task_id, episode_id, client)
+    return store.find(task_id, episode_id, client)
 
 
 def _query(scope: Scope, name: str) -> str | None:
@@ -260,7 +274,7 @@ async def _step(request: Request, task_id: str | None) -> Response:
 
 async def _state(request: Request, task_id: str | None) -> Response:
     task = task_id if task_id is not None else _query(request.scope, "task_id")
-    return await serve_state(request.app.state.store, task, _episode_id(request.scope))
+    return await serve_state(request, request.app.state.store, task, _episode_id(request.scope))
 
 
 Handler = Callable[[Request, str | None], Awaitable[Response]]

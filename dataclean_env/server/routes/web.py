@@ -30,6 +30,7 @@ from dataclean_env.errors import EpisodeFinished, NoInstances
 from dataclean_env.schemas import Action
 from dataclean_env.server.deps import get_registry, get_store
 from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.server.rate_limit import client_key
 from dataclean_env.server.reward_visibility import refuse_view
 from dataclean_env.server.routes.episodes import run_sized
 from dataclean_env.server.table_view import MAX_PAGE, table_page
@@ -132,6 +133,7 @@ def _key(episode: Episode) -> str | None:
 async def episode_table(
     episode_id: str,
     store: Store,
+    request: Request,
     offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
 ) -> dict[str, Any]:
@@ -141,7 +143,7 @@ async def episode_table(
 
     A viewer for people and training loops; refused (403 VIEW_REFUSED) for blind
     leaderboard episodes, whose agents must page with `show_rows`, which costs a step."""
-    episode = store.get(episode_id)
+    episode = await run_in_threadpool(store.get, episode_id, None, client_key(request.scope))
     refuse_view(episode)
 
     def work() -> dict[str, Any]:
@@ -178,7 +180,9 @@ def offered_action(agent: HeuristicAgent, episode: Episode) -> dict[str, Any]:
 
 
 @router.post("/episodes/{episode_id}/heuristic")
-async def heuristic_action(episode_id: str, store: Store, cache: Page) -> dict[str, Any]:
+async def heuristic_action(
+    episode_id: str, store: Store, cache: Page, request: Request
+) -> dict[str, Any]:
     """The built-in heuristic agent's next action for this episode, from its current
     observation (not applied: send it to `/step`). The agent is kept per episode, so
     asking after each step plays its whole policy; a reset starts a fresh agent.
@@ -190,7 +194,7 @@ async def heuristic_action(episode_id: str, store: Store, cache: Page) -> dict[s
     Never an action the episode would refuse: one the table refuses (a type conversion
     the values do not allow yet) is passed over for the agent's next, as the runner's
     agent moves on after a refusal, so the page's run takes the runner's steps."""
-    episode = store.get(episode_id)
+    episode = await run_in_threadpool(store.get, episode_id, None, client_key(request.scope))
 
     def work() -> dict[str, Any]:
         with episode.lock:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.errors import ClientQuotaReached, UnknownEpisode
+from dataclean_env.errors import ClientQuotaReached, StoreFull, UnknownEpisode
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.limit_store import TOTAL
 from dataclean_env.tasks import default_registry
@@ -99,3 +99,44 @@ def test_a_client_quota_counts_the_clients_own_episodes_and_frees_with_them() ->
     store.reset("easy_dedup_rename", None, "a3", client="a")
     assert held_ids(store) == {"b1", "a2", "a3"}
     assert store._rows() == {TOTAL: 3, "a": 2, "b": 1}  # what the process publishes
+
+
+def test_a_built_issued_episode_holds_a_place_and_its_joiners_quota_until_it_ends() -> None:
+    """A first join takes a place under its joiner's quota (refused as a reset would be,
+    the id still issued); in play it never idles out nor makes room; its end gives both
+    back, and it stays readable until withdrawn."""
+    clock = Clock(1_000.0)
+    registry = default_registry()
+    store = EpisodeStore(
+        registry, capacity=2, ttl_seconds=60.0, idle_seconds=10.0, per_client=1, clock=clock
+    )
+    joined: list[str] = []
+
+    def build(episode_id: str) -> Episode:
+        return Episode(episode_id, registry.make("easy_dedup_rename", 0))
+
+    for name in ("lb-1", "lb-2", "lb-3"):
+        store.issue(name, lambda name=name: build(name), lambda e: joined.append(e.episode_id))
+    assert len(store) == 0 and store.held() == 3  # issued: nothing built
+    first = store.get("lb-1", client="a")
+    assert store.get("lb-1", client="a") is first and joined == ["lb-1"]
+    with pytest.raises(ClientQuotaReached):
+        store.get("lb-2", client="a")
+    store.get("lb-2", client="b")
+    with pytest.raises(StoreFull):
+        store.reset("easy_dedup_rename", None, "c1", client="c")
+    with pytest.raises(StoreFull):
+        store.get("lb-3", client="c")
+    clock.now += 3600  # in play: neither idles out nor makes room
+    with pytest.raises(StoreFull):
+        store.get("lb-3", client="c")
+    assert joined == ["lb-1", "lb-2"] and len(store) == 2 and store.held() == 3
+    assert store._rows() == {TOTAL: 2, "a": 1, "b": 1}
+    store.release("lb-1")  # its end
+    assert store.get("lb-1", client="z") is first  # readable, in no one's quota
+    store.get("lb-3", client="c")
+    assert joined == ["lb-1", "lb-2", "lb-3"] and len(store) == 2
+    store.withdraw("lb-2")  # dropped in play: its place goes with it
+    assert len(store) == 1 and store.held() == 2
+    store.reset("easy_dedup_rename", None, "b1", client="b")
+    assert held_ids(store) == {"lb-3", "b1"}
