@@ -36,6 +36,7 @@ from dataclean_env.errors import (
     Misdirected,
     OriginNotAllowed,
     RequestTimeout,
+    StoreFull,
     UnsupportedMediaType,
 )
 from dataclean_env.server.http_errors import env_error_response
@@ -51,7 +52,7 @@ LIVE_SOCKET: ContextVar[bool] = ContextVar("dce_live_socket", default=False)
 FRAMED: ContextVar[list[EnvError] | None] = ContextVar("dce_framed", default=None)
 # Typed errors whose /ws frame carries their own code, as REST's answer does; OpenEnv frames
 # any other exception of a reset as EXECUTION_ERROR with its message.
-OWN_CODE_ON_WS = (Misdirected,)
+OWN_CODE_ON_WS = (Misdirected, StoreFull, ClientQuotaReached)  # the last two: a join refused
 
 
 def keep_code(error: EnvError) -> None:

@@ -4,16 +4,20 @@ past a bound is refused as a reset past it is, and the episode stays joinable.""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 from fastapi.testclient import TestClient
 from sqlalchemy import select
+from websockets.sync.client import connect
 
 from dataclean_env.leaderboard.tables import run_episodes
 from dataclean_env.server.app import create_app
 from tests.api.test_leaderboard import FINISH, board_settings, start_run, step
 from tests.support import ok
+from tests.web import LiveServer
 
 
 def refusal(answer: httpx.Response) -> tuple[int, str, str | None]:
@@ -85,3 +89,34 @@ def test_one_client_plays_a_run_longer_than_its_quota_one_episode_at_a_time(
             assert len(client.app.state.store) == 1
             step(client, episode["episode_id"], FINISH)
         assert ok(client.get(f"/leaderboard/runs/{run['run_id']}"))["status"] == "complete"
+
+
+def test_a_ws_join_past_the_quota_is_refused_and_the_episode_stays_joinable(
+    tmp_path: Path,
+) -> None:
+    settings = board_settings(tmp_path, max_episodes=8, episodes_per_client=1)
+    server = LiveServer(settings).start()
+    try:
+        run = ok(
+            httpx.post(
+                f"{server.url}/leaderboard/runs",
+                json={"name": "ws", "model": "m", "families": ["crm"], "episodes": 2},
+                timeout=60,
+            )
+        )
+        first, second = (e["episode_id"] for e in run["episodes"])
+        ok(httpx.post(f"{server.url}/reset", json={"episode_id": first}, timeout=60))
+        with connect(f"ws://127.0.0.1:{server.port}/ws") as ws:
+            ws.send(json.dumps({"type": "reset", "data": {"episode_id": second}}))
+            answer: dict[str, Any] = json.loads(ws.recv(timeout=30))
+            assert answer["type"] == "error", answer
+            assert answer["data"]["code"] == "CLIENT_QUOTA_REACHED", answer
+            assert len(server.app.state.store) == 1
+            ok(httpx.post(f"{server.url}/step", json={"episode_id": first, **FINISH}, timeout=60))
+            ws.send(json.dumps({"type": "reset", "data": {"episode_id": second}}))
+            joined = json.loads(ws.recv(timeout=30))
+            assert joined["type"] == "observation", joined
+            assert joined["data"]["observation"]["episode_id"] == second
+            assert len(server.app.state.store) == 1
+    finally:
+        server.close()
