@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dataclean_env.errors import (
     BodyTooLarge,
+    ClientQuotaReached,
     EnvError,
     HostNotAllowed,
     InvalidText,

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse
+from starlette.concurrency import run_in_threadpool
 
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.engine.episode import Episode, opening_of
