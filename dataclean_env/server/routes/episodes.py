@@ -216,8 +216,8 @@ async def serve_step(
         with episode.lock:
             return blind_view(episode, episode.step(call.action))
 
-    slow = is_slow(call.action.operation)
-    return await run_engine(work, episode.cells, slow, episode.step_waits, episode)
+    cells, slow = episode.cells, is_slow(call.action.operation)
+    return await run_engine(work, cells, slow, episode.step_waits, episode)
 
 
 async def serve_state(
@@ -242,10 +242,10 @@ async def _find(
     """`store.find` for the caller. A call naming an issued episode not yet joined joins it
     (its table is made, and it takes a place under the caller's quota, as a reset would), in
     a thread: building and settling with a shared limit store never block the event loop."""
-    client = client_key(request.scope)
     if episode_id is not None and store.unjoined(episode_id):
+        client = client_key(request.scope)
         return await run_in_threadpool(store.find, task_id, episode_id, client)
-    return store.find(task_id, episode_id, client)
+    return store.find(task_id, episode_id)  # no join: nobody's quota is counted
 
 
 def _query(scope: Scope, name: str) -> str | None:
