@@ -12,7 +12,6 @@ Each kind comes three ways:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import random
@@ -38,7 +37,7 @@ from dataclean_env.grading.claims import (
 from dataclean_env.grading.truth import ERROR_TYPES, ROW, Truth, from_tables
 from dataclean_env.operations.claims import AUDIT_PHASES, FIX_OPERATIONS, MAX_FIX_STEPS
 from dataclean_env.tasks.custom import ROW_ID, NotATask, read_pair, task_file
-from dataclean_env.tasks.generated import DIGEST_SEEDS
+from dataclean_env.tasks.generated import digest_of
 from dataclean_env.tasks.registry import Task, TaskGrader, TaskSpec
 
 GENERATED = {
@@ -262,24 +261,15 @@ def generator_digest(task_id: str) -> str:
     solution of seeds `DIGEST_SEEDS` of every split, generated afresh (never from the
     cache); like `tasks.generated.generator_digest`. The solution names every planted
     error with its type, so the truth the grader uses is covered too."""
-    digest = hashlib.sha256()
     kind = GENERATED[task_id]
-    for split in SPLITS:
-        for seed in DIGEST_SEEDS:
-            source = _source(kind, instance_rng(task_id, split, seed))
-            spec, _, solution = build(task_id, "generated", kind, source)
-            for part in (
-                source.dirty.to_csv(index=False),
-                source.gold.to_csv(index=False),
-                json.dumps({c: str(t) for c, t in source.dirty.dtypes.items()}),
-                json.dumps({c: str(t) for c, t in source.gold.dtypes.items()}),
-                spec.description,
-                str(spec.max_steps),
-                json.dumps(solution, sort_keys=True),
-            ):
-                digest.update(part.encode("utf-8"))
-                digest.update(b"\x00")
-    return digest.hexdigest()
+
+    def parts(split: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+        source = _source(kind, instance_rng(task_id, split, seed))
+        spec, _, solution = build(task_id, "generated", kind, source)
+        others = [spec.description, str(spec.max_steps), json.dumps(solution, sort_keys=True)]
+        return source.dirty, source.gold, others
+
+    return digest_of(parts)
 
 
 def secret_claims_task(task_id: str, secret: bytes, index: int) -> Task:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from random import Random
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from dataclean_env.engine.values import kind_of
 from dataclean_env.errors import InvalidAction
@@ -35,6 +36,9 @@ from dataclean_env.generation import (
 from dataclean_env.generation.noise import pick_difficulty
 from dataclean_env.grading.preservation import WEIGHTS, PreservationGrader
 from dataclean_env.tasks.registry import Task, TaskSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MODULES: dict[str, ModuleType] = {
     "fix_types": fix_types,
@@ -57,17 +61,27 @@ DIGEST_SEEDS = range(4)  # seeds of every split that a version's digest covers
 def generator_digest(task_id: str) -> str:
     """sha256 over the dirty table, clean table, description and solution of seeds
     `DIGEST_SEEDS` of every split, generated afresh (never from the instance cache)."""
+
+    def parts(split: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+        made = FAMILIES[task_id](instance_rng(task_id, split, seed))
+        return made.dirty, made.clean, [made.description, json.dumps(made.solution, sort_keys=True)]
+
+    return digest_of(parts)
+
+
+def digest_of(parts: Callable[[str, int], tuple[pd.DataFrame, pd.DataFrame, list[str]]]) -> str:
+    """sha256 over seeds `DIGEST_SEEDS` of every split: each instance's dirty and clean
+    tables (their CSV and dtypes) and its other `parts`, each part ended by a NUL."""
     digest = hashlib.sha256()
     for split in SPLITS:
         for seed in DIGEST_SEEDS:
-            made = FAMILIES[task_id](instance_rng(task_id, split, seed))
+            dirty, clean, others = parts(split, seed)
             for part in (
-                made.dirty.to_csv(index=False),
-                made.clean.to_csv(index=False),
-                json.dumps({c: str(t) for c, t in made.dirty.dtypes.items()}),
-                json.dumps({c: str(t) for c, t in made.clean.dtypes.items()}),
-                made.description,
-                json.dumps(made.solution, sort_keys=True),
+                dirty.to_csv(index=False),
+                clean.to_csv(index=False),
+                json.dumps({c: str(t) for c, t in dirty.dtypes.items()}),
+                json.dumps({c: str(t) for c, t in clean.dtypes.items()}),
+                *others,
             ):
                 digest.update(part.encode("utf-8"))
                 digest.update(b"\x00")
