@@ -24,6 +24,7 @@ from dataclean_env.errors import InvalidAction  # noqa: E402
 from dataclean_env.operations import alias_names, get_operation, operation_names  # noqa: E402
 from dataclean_env.schemas import (  # noqa: E402
     COLUMN_PROFILES_HELP,
+    MAX_OPERATION_NAME,
     DatasetInfo,
     HistoryEntry,
     Observation,
@@ -72,7 +73,9 @@ class CleaningAction(OpenEnvAction):
 
     model_config = ConfigDict(json_schema_extra=_operation_variants)
 
-    operation: str = Field(min_length=1, max_length=64, description="Operation name or alias.")
+    operation: str = Field(
+        min_length=1, max_length=MAX_OPERATION_NAME, description="Operation name or alias."
+    )
     parameters: dict[str, Any] = Field(default_factory=dict, description="Operation parameters.")
 
     @model_validator(mode="before")

@@ -14,6 +14,8 @@ from pydantic import (
 )
 
 _NAME_KEYS = ("operation", "name", "action_type")
+MAX_OPERATION_NAME = 64  # characters of an operation's name or alias
+MAX_EPISODE_ID = 128  # characters of an episode id
 _PARAM_KEYS = ("parameters", "params")
 
 
@@ -51,7 +53,9 @@ class Action(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    operation: str = Field(min_length=1, max_length=64, description="Operation name or alias.")
+    operation: str = Field(
+        min_length=1, max_length=MAX_OPERATION_NAME, description="Operation name or alias."
+    )
     parameters: dict[str, Any] = Field(default_factory=dict, description="Operation parameters.")
 
     @model_validator(mode="before")

@@ -25,10 +25,10 @@ from dataclean_env.engine.limits import EngineLimits
 from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import EnvError, InvalidAction, UnknownEpisode, describe
 from dataclean_env.generation import SPLITS
-from dataclean_env.schemas import Action, ResetRequest, StepResult
+from dataclean_env.schemas import MAX_EPISODE_ID, Action, ResetRequest, StepResult
 from dataclean_env.tasks import TaskRegistry
 
-EPISODE_ID_CHARS = r"[A-Za-z0-9._:-]{1,128}"
+EPISODE_ID_CHARS = rf"[A-Za-z0-9._:-]{{1,{MAX_EPISODE_ID}}}"
 _EPISODE_ID = re.compile(EPISODE_ID_CHARS)  # fullmatch: "$" would allow a "\n"
 SERVER_PREFIX = "dce:"  # server-issued ids only (clients may not start theirs with it)
 # The leaderboard's episodes (issued by POST /leaderboard/runs): an id with this prefix is
@@ -40,7 +40,8 @@ LEADERBOARD_PREFIX = "lb-"
 def check_episode_id(episode_id: Any) -> str:
     if not isinstance(episode_id, str) or not _EPISODE_ID.fullmatch(episode_id):
         raise InvalidAction(
-            "episode_id must be 1 to 128 characters of letters, digits, '.', '_', ':' or '-'"
+            f"episode_id must be 1 to {MAX_EPISODE_ID} characters of letters, digits, '.', '_', "
+            "':' or '-'"
         )
     return episode_id
 

@@ -36,15 +36,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from dataclean_env.schemas import MAX_EPISODE_ID, MAX_OPERATION_NAME
+
 MULTIPROCESS = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
 # Step round trips of this server are 1-10 ms on small tables and up to seconds on 100k rows.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10)
 STEP_ROUTES = frozenset({"/step", "/step/{task_id}"})
-# A name from the body, query or header is logged cut to the longest valid one (an operation:
-# `Action.operation`'s max_length; an episode id: `doors.check_episode_id`), so a refused
+# A name from the body, query or header is logged cut to the longest valid one, so a refused
 # request cannot write a log line of the body's size.
-OPERATION_CHARS = 64
-EPISODE_ID_CHARS = 128
 
 REQUESTS = Counter("dce_requests", "HTTP requests answered", ["method", "route", "status"])
 ERRORS = Counter("dce_errors", "HTTP requests answered with a 4xx or 5xx", ["route", "status"])
@@ -225,8 +224,8 @@ class ObservabilityMiddleware:
             "route": route,
             "status": status,
             "ms": round(elapsed * 1000, 3),
-            "episode": _cut(episode, EPISODE_ID_CHARS),
-            "operation": _cut(operation, OPERATION_CHARS),
+            "episode": _cut(episode, MAX_EPISODE_ID),
+            "operation": _cut(operation, MAX_OPERATION_NAME),
             "worker": os.getpid(),
         }
         request_log.info(json.dumps(record, separators=(",", ":")))
