@@ -18,6 +18,8 @@ import pytest
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry, default_registry
 from dataclean_env.tasks.fixed import load_metadata
+from tests.support import need
+from tests.tools import TOOLS, missing
 
 TIERS = ("unit", "api", "e2e")
 TESTS = Path(__file__).resolve().parent
@@ -35,6 +37,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         tier = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else None
         if tier in TIERS:
             item.add_marker(getattr(pytest.mark, tier))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"needs(tool): the test needs an optional tool, one of {sorted(TOOLS)}"
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a test whose optional tool is missing here (fail it under CI), before its
+    fixtures start anything."""
+    for mark in item.iter_markers("needs"):
+        (tool,) = mark.args
+        why = missing(tool)
+        need(why is None, why or "")
 
 
 @pytest.fixture(scope="session")

@@ -111,10 +111,6 @@ def need(available: bool, why: str) -> None:
 
 
 ROOT = Path(__file__).resolve().parent.parent
-# The TRL and verifiers venvs that .ci/setup-training.sh builds (outside the checkout).
-TRAINING_VENVS = Path(
-    os.environ.get("DCE_TRAINING_VENVS", Path.home() / ".cache" / "data-cleaning-openenv")
-)
 EXAMPLES = ROOT / "examples" / "custom_datasets"
 
 

@@ -10,7 +10,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -27,16 +26,11 @@ from websockets.sync.client import connect
 from dataclean_env.errors import Misdirected
 from dataclean_env.server.affinity import Place, home
 from tests.e2e.scale_sessions import ROOT, free_port, stop, wait_healthy
-from tests.support import need
 
 pytestmark = pytest.mark.timeout(300)
 
 UNTRUSTED = "127.0.0.3"
 BURST = 3  # resets per client before 429 (refilling at one per ~3 hours)
-
-
-def needs_haproxy() -> None:
-    need(shutil.which("haproxy") is not None, "haproxy (.ci/setup-balancer.sh installs it)")
 
 
 def start_server(
@@ -59,7 +53,6 @@ def start_server(
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    needs_haproxy()
     process, url = start_server(tmp_path_factory.mktemp("balancer"))
     try:
         yield url
@@ -95,9 +88,9 @@ def raw_exchange(url: str, payload: bytes, source: str) -> bytes:
 
 
 # ── the rule ───────────────────────────────────────────────────────────────
+@pytest.mark.needs("haproxy")
 def test_haproxy_crc32_is_zlib_crc32(tmp_path: Path) -> None:
     """The converter the balancer routes by is the CRC-32 the app checks by."""
-    needs_haproxy()
     port = free_port()
     config = tmp_path / "crc.cfg"
     config.write_text(
@@ -124,6 +117,7 @@ def test_haproxy_crc32_is_zlib_crc32(tmp_path: Path) -> None:
         stop(balancer)
 
 
+@pytest.mark.needs("haproxy")
 def test_ids_spelt_so_haproxy_reads_another_cannot_live_on_two_processes(server: str) -> None:
     """HAProxy reads no id (or another id) where the app reads one homed on process 1: the
     call lands on process 0, which answers 421 and makes nothing."""
@@ -149,6 +143,7 @@ def test_ids_spelt_so_haproxy_reads_another_cannot_live_on_two_processes(server:
     assert plain.status_code == (200 if made else 404), plain.text
 
 
+@pytest.mark.needs("haproxy")
 def test_a_limit_holds_across_processes(server: str) -> None:
     """One client's resets, alternating between episodes homed on each process, share one
     burst: a limit per process would let it reset 2 * BURST times."""
@@ -157,6 +152,7 @@ def test_a_limit_holds_across_processes(server: str) -> None:
     assert statuses == [200] * BURST + [429] * BURST
 
 
+@pytest.mark.needs("haproxy")
 def test_the_upgrade_tunnel_is_routed_as_requests_and_forged_chains_move_no_limit(
     server: str,
 ) -> None:
@@ -183,6 +179,7 @@ def as_client(n: int) -> dict[str, str]:
     return {"x-forwarded-for": f"203.0.113.{50 + n}"}  # a socket per client: one burst each
 
 
+@pytest.mark.needs("haproxy")
 def test_a_leaderboard_ws_join_reaches_its_episode(server: str) -> None:
     run = httpx.post(
         f"{server}/leaderboard/runs",
@@ -217,11 +214,11 @@ def test_a_leaderboard_ws_join_reaches_its_episode(server: str) -> None:
             assert frame["data"]["observation"]["episode_id"] == episode_id
 
 
+@pytest.mark.needs("haproxy")
 def test_caps_and_quotas_hold_across_processes(tmp_path: Path) -> None:
     """Caps of 3 episodes, 2 per client and 3 sessions count both processes together: the
     processes' shares (1 each) would refuse a client's second episode on process 0 and
     serve its third on process 1."""
-    needs_haproxy()
     caps = {
         "DCE_MAX_EPISODES": "3",
         "DCE_EPISODES_PER_CLIENT": "2",
@@ -297,8 +294,8 @@ def wait_gone(pids: set[int], seconds: float = 60) -> set[int]:
     return alive(pids)
 
 
+@pytest.mark.needs("haproxy")
 def test_killing_the_supervisor_stops_every_process(tmp_path: Path) -> None:
-    needs_haproxy()
     process, _ = start_server(tmp_path)
     children = children_of(process.pid)
     try:
@@ -312,8 +309,8 @@ def test_killing_the_supervisor_stops_every_process(tmp_path: Path) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.needs("haproxy")
 def test_one_dead_process_stops_them_all(tmp_path: Path) -> None:
-    needs_haproxy()
     process, _ = start_server(tmp_path)
     children = children_of(process.pid)
     try:
@@ -355,6 +352,7 @@ def on_process_zero(sock) -> bool:
     return "lives on process" not in json.loads(sock.recv(timeout=60))["data"]["message"]
 
 
+@pytest.mark.needs("haproxy")
 def test_inference_plays_a_leaderboard_run_behind_the_balancer(server: str) -> None:
     """`inference.py --leaderboard` opens its /ws on its episodes' home (process 0, where the
     id-less POST /leaderboard/runs made them): with one more plain socket held on process 0
@@ -381,6 +379,7 @@ def test_inference_plays_a_leaderboard_run_behind_the_balancer(server: str) -> N
     assert re.search(r"Run run-[0-9a-f]+ is complete", done.stderr), done.stderr[-2000:]
 
 
+@pytest.mark.needs("haproxy")
 def test_a_percent_encoded_query_id_reaches_its_home(server: str) -> None:
     """Clients percent-encode ids in a query (httpx writes ':' as %3A): HAProxy decodes the
     value before hashing, as the app does, so the call is served, not misdirected."""

@@ -5,7 +5,6 @@ could not tell HAProxy's address from the client's)."""
 
 from __future__ import annotations
 
-import shutil
 import socket
 import subprocess
 import threading
@@ -15,7 +14,6 @@ import pytest
 
 from tests.e2e.scale_sessions import free_port, stop, wait_healthy
 from tests.e2e.test_scale_replicas import balancer_config
-from tests.support import need
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -63,8 +61,8 @@ def forwarded_for(head: bytes) -> list[bytes]:
     ]
 
 
+@pytest.mark.needs("haproxy")
 def test_haproxy_sends_the_client_address_to_the_replicas(tmp_path) -> None:
-    need(shutil.which("haproxy") is not None, "haproxy (.ci/setup-balancer.sh installs it)")
     replica = RecordingReplica()
     port = free_port()
     config = tmp_path / "haproxy.cfg"

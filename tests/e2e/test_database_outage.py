@@ -17,12 +17,10 @@ import pytest
 
 from dataclean_env.settings import Settings
 from tests.e2e.scale_sessions import free_port
-from tests.support import need
+from tests.tools import postgres_bin
 from tests.web import LiveServer
 
-pytestmark = pytest.mark.timeout(600)
-
-BINARIES = sorted(Path("/usr/lib/postgresql").glob("*/bin"))
+pytestmark = [pytest.mark.timeout(600), pytest.mark.needs("postgres-bin")]
 
 
 class OwnPostgres:
@@ -32,7 +30,7 @@ class OwnPostgres:
         self.folder = Path(tempfile.mkdtemp(prefix="dce-pg-"))
         self.data = self.folder / "data"
         self.port = free_port()
-        self.bin = BINARIES[-1]
+        self.bin = postgres_bin()
         # PostgreSQL refuses to run as root: then it runs as the postgres user.
         self.as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
         if self.as_user:
@@ -72,7 +70,6 @@ class OwnPostgres:
 
 @pytest.fixture
 def postgres() -> Iterator[OwnPostgres]:
-    need(bool(BINARIES), "PostgreSQL's binaries (.ci/setup-postgres.sh installs them)")
     cluster = OwnPostgres()
     try:
         cluster.start()

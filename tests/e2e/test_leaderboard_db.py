@@ -26,11 +26,8 @@ from sqlalchemy import func, select
 
 from dataclean_env.leaderboard import db
 from dataclean_env.leaderboard.tables import records, runs, submissions
-from tests.support import need
+from tests.tools import PG_URL
 
-PG_URL = os.environ.get(
-    "DCE_TEST_DATABASE_URL", "postgresql://dce_test:dce_test@127.0.0.1:54329/dce_test"
-)
 ROOT = Path(__file__).resolve().parents[2]
 LIMITS = {
     "DCE_LEADERBOARD_RUNS_PER_HOUR": "1000",
@@ -43,23 +40,12 @@ FINISH = {"operation": "finish"}
 pytestmark = pytest.mark.timeout(420)
 
 
-def postgres_available() -> bool:
-    import psycopg
-
-    try:
-        with psycopg.connect(PG_URL, connect_timeout=3):
-            return True
-    except psycopg.Error:
-        return False
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.needs("postgres"))])
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
     """The environment that points a server at a fresh, empty database."""
     if request.param == "sqlite":
         yield {"DCE_LEADERBOARD_DB": str(tmp_path / "board.sqlite3")}
         return
-    need(postgres_available(), f"a PostgreSQL server at {PG_URL} (.ci/setup-postgres.sh)")
     import psycopg
 
     name = f"dce_t_{secrets.token_hex(6)}"

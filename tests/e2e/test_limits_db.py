@@ -24,17 +24,15 @@ from dataclean_env.server.limit_store import LimitDatabase, SharedBuckets, Share
 from dataclean_env.server.rate_limit import RateLimit
 from dataclean_env.tasks import default_registry
 from tests.e2e.scale_sessions import ROOT, free_port, stop, wait_healthy
-from tests.e2e.test_leaderboard_db import PG_URL, postgres_available
-from tests.support import need
+from tests.tools import PG_URL
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.needs("postgres")]
 TASK = "easy_dedup_rename"
 
 
 @pytest.fixture
 def limits_url() -> Iterator[str]:
     """A fresh, empty PostgreSQL database for one test."""
-    need(postgres_available(), f"a PostgreSQL server at {PG_URL} (.ci/setup-postgres.sh)")
     import psycopg
 
     name = f"dce_l_{secrets.token_hex(6)}"

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,13 +17,15 @@ import pytest
 from dataclean_env.engine.episode import Episode
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import default_registry
-from tests.support import ROOT, need
+from tests.support import ROOT
+from tests.tools import chromium
 from tests.web import LiveServer
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
+pytestmark = pytest.mark.needs("chromium")
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = chromium() or "chromium"
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -49,7 +49,6 @@ def server() -> Iterator[LiveServer]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    need(Path(CHROMIUM).exists() or shutil.which("chromium") is not None, "Debian's chromium")
     with playwright_api.sync_playwright() as driver:
         chromium = driver.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:

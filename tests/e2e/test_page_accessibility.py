@@ -10,26 +10,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.test_page import ARGS, CHROMIUM, TIMEOUT_MS
-from tests.support import ROOT, need
+from tests.tools import axe_script
 from tests.web import LiveServer
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
+pytestmark = [pytest.mark.needs("chromium"), pytest.mark.needs("axe-core")]
 
-AXE = sorted(ROOT.glob(".cache/axe-core-*/axe.min.js"))
 WCAG2_A_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 
 
 @pytest.fixture(scope="module")
 def page() -> Iterator[Any]:
-    need(Path(CHROMIUM).exists(), "Debian's chromium (.ci/setup-browser.sh)")
-    need(bool(AXE), "axe-core in .cache/ (.ci/setup-browser.sh)")
     with LiveServer() as server, playwright_api.sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
@@ -45,7 +42,7 @@ def page() -> Iterator[Any]:
 
 def violations(page: Any) -> list[str]:
     if not page.evaluate("typeof window.axe !== 'undefined'"):
-        page.add_script_tag(path=str(AXE[-1]))
+        page.add_script_tag(path=str(axe_script()))
     found = page.evaluate(
         "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})"
         ".then(r => r.violations.map(v => ({id: v.id, impact: v.impact,"

@@ -17,10 +17,11 @@ from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.tasks import default_registry
 from dataclean_env.tasks.custom import LABEL_BUDGET
-from tests.support import ROOT, TRAINING_VENVS, need
+from tests.support import ROOT
+from tests.tools import RAHA_PYTHON
 from tests.web import LiveServer
 
-RAHA_PYTHON = TRAINING_VENVS / "raha" / "bin" / "python"
+pytestmark = pytest.mark.needs("raha")
 AGENT = ROOT / "integrations" / "raha" / "raha_baran.py"
 
 
@@ -38,7 +39,6 @@ def untimed_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveServer]:
 def test_one_raha_baran_run_is_graded_by_the_environment(
     untimed_server: LiveServer, tmp_path: Path
 ) -> None:
-    need(RAHA_PYTHON.exists(), "the Raha venv: run `bash .ci/setup-raha.sh`")
     out = tmp_path / "raha_baran.json"
     command = [str(RAHA_PYTHON), str(AGENT), "--env-url", untimed_server.url, "--seeds", "3"]
     run = subprocess.run(

@@ -4,7 +4,6 @@ episode id, /ws by connection) with no cross-talk, and every replica doing part 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 
 import httpx
@@ -22,7 +21,6 @@ from tests.e2e.scale_sessions import (
     stop,
     wait_healthy,
 )
-from tests.support import need
 
 REPLICAS = 3
 
@@ -48,9 +46,9 @@ def steps_served(url: str) -> dict[str, float]:
     }
 
 
+@pytest.mark.needs("haproxy")
 @pytest.mark.timeout(900)  # several servers and 64 sessions on a shared 2-core machine
 def test_replicas_behind_haproxy_keep_sessions_apart_and_share_the_load(tmp_path) -> None:
-    need(shutil.which("haproxy") is not None, "haproxy (.ci/setup-balancer.sh installs it)")
     ports = [free_port() for _ in range(REPLICAS)]
     front = free_port()
     config = tmp_path / "haproxy.cfg"

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from dataclean_env.operations.claims import cleaning_operation_names
-from tests.support import ROOT, TRAINING_VENVS, need
+from tests.support import ROOT
+from tests.tools import TRL_PYTHON
 
-TRL_PYTHON = TRAINING_VENVS / "trl" / "bin" / "python"
+pytestmark = pytest.mark.needs("trl")
 EXAMPLE = ROOT / "examples" / "trl_grpo.py"
 STEP = re.compile(
     r"^\[STEP\] step=(\d+) loss=(-?\d+\.\d+) reward_mean=(\d+\.\d+) reward_std=(\d+\.\d+) "
@@ -38,7 +39,6 @@ OTHER_TOOLS = ["audit", "fix", "identify", "label", "report_errors", "standardis
 
 
 def run_trl(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    need(TRL_PYTHON.exists(), "the TRL venv: run `bash .ci/setup-training.sh`")
     return subprocess.run(
         [str(TRL_PYTHON), *args],
         capture_output=True,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import socket
 import subprocess
 from collections.abc import Callable, Iterator
@@ -25,7 +24,6 @@ from websockets.sync.client import connect
 from dataclean_env.settings import Settings
 from tests.e2e.scale_sessions import free_port, stop, wait_healthy
 from tests.e2e.test_scale_replicas import balancer_config
-from tests.support import need
 from tests.web import LiveServer
 
 pytestmark = pytest.mark.timeout(300)
@@ -105,7 +103,6 @@ def server(tmp_path: Path) -> Iterator[LiveServer]:
 @pytest.fixture
 def balancer(tmp_path: Path, server: LiveServer) -> Iterator[str]:
     """HAProxy with deploy/haproxy.cfg in front of `server`, connecting from PROXY."""
-    need(shutil.which("haproxy") is not None, "haproxy (.ci/setup-balancer.sh installs it)")
     port = free_port()
     text = balancer_config(port, [server.port])
     text = text.replace(f"127.0.0.1:{server.port}", f"127.0.0.1:{server.port} source {PROXY}")
@@ -138,6 +135,7 @@ def test_forged_chains_straight_to_the_server_move_no_limit(server: LiveServer, 
 
 
 @pytest.mark.parametrize("limit", list(ATTEMPTS))
+@pytest.mark.needs("haproxy")
 def test_forged_chains_through_haproxy_move_no_limit(balancer: str, limit) -> None:
     spend_and_forge(balancer, ATTEMPTS[limit])
 

@@ -16,10 +16,11 @@ import httpx
 import pytest
 
 from tests.e2e.fake_chat_model import FakeChatModel
-from tests.support import ROOT, TRAINING_VENVS, need, ok
+from tests.support import ROOT, ok
+from tests.tools import VF_EVAL
 from tests.web import LiveServer
 
-VF_EVAL = TRAINING_VENVS / "verifiers" / "bin" / "vf-eval"
+pytestmark = pytest.mark.needs("verifiers")
 TASKSET = ROOT / "integrations" / "verifiers"
 
 
@@ -34,7 +35,6 @@ def taskset_env() -> dict[str, str]:
 def test_vf_eval_imports_this_checkouts_taskset() -> None:
     # The venv may have been built for another checkout (its editable install points there):
     # the taskset under test must still be this one's.
-    need(VF_EVAL.exists(), "the verifiers venv: run `bash .ci/setup-training.sh`")
     where = subprocess.run(
         [
             str(VF_EVAL.parent / "python"),
@@ -66,7 +66,6 @@ ROLLOUT_DONE = re.compile(r"INFO rollout done: id=\S+ task=\d+ reward=\d\.\d{3} 
 
 def vf_eval(server: LiveServer, model: FakeChatModel, out: Path, *options: str):
     """Start `vf-eval` on the taskset (local harness, no upload) and return the process."""
-    need(VF_EVAL.exists(), "the verifiers venv: run `bash .ci/setup-training.sh`")
     command = [
         str(VF_EVAL),
         "dataclean-verifiers",

@@ -6,7 +6,6 @@ who the client is (X-Forwarded-For, trusted only from the configured proxies).""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import sqlite3
 import subprocess
@@ -20,9 +19,8 @@ import pytest
 
 from dataclean_env.server import workers
 from tests.e2e.scale_sessions import ROOT, free_port, stop, wait_healthy
-from tests.support import need
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.needs("haproxy")]
 
 FAST_TIMEOUTS = {"DCE_HEADER_SECONDS": "1", "DCE_BODY_SECONDS": "1", "DCE_KEEP_ALIVE_SECONDS": "1"}
 
@@ -73,11 +71,6 @@ def start_front(tmp_path: Path, extra: dict[str, str]) -> tuple[subprocess.Popen
     process = subprocess.Popen([*argv, "--port", str(port), "--workers", "2"], cwd=ROOT, env=env)
     wait_healthy(f"http://127.0.0.1:{port}", process)
     return process, port
-
-
-@pytest.fixture(autouse=True)
-def _haproxy() -> None:
-    need(shutil.which("haproxy") is not None, "haproxy (.ci/setup-balancer.sh installs it)")
 
 
 @pytest.fixture(scope="module")
