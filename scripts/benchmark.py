@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from itertools import count
 from pathlib import Path
@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import pandas as pd  # noqa: E402
+import trainer_load  # noqa: E402
 from loadgen import load  # noqa: E402
 
 from dataclean_env.engine.episode import Episode  # noqa: E402
@@ -343,7 +344,7 @@ class Server:
         self.stop()
 
 
-def ours(workers: int = 1, step_memory: bool = True) -> Server:
+def ours(workers: int = 1, step_memory: bool = True, extra: dict[str, str] | None = None) -> Server:
     port = free_port()
     argv = [sys.executable, "-m", "dataclean_env.server.app", "--host", "127.0.0.1"]
     # One client resets far more often than the per-client creation limit allows: the
@@ -354,8 +355,45 @@ def ours(workers: int = 1, step_memory: bool = True) -> Server:
         "DCE_CREATION_BURST": "1000000",
         "DCE_ACCESS_LOG": "false",
         "DCE_STEP_MEMORY": str(step_memory).lower(),
+        **(extra or {}),
     }
     return Server([*argv, "--port", str(port), "--workers", str(workers)], ROOT, port, unlimited)
+
+
+def echo(sessions: int) -> contextlib.AbstractContextManager[Server]:
+    """OpenEnv's echo environment (`trainer_load.echo_app`) under uvicorn on 127.0.0.1."""
+
+    @contextlib.contextmanager
+    def serving() -> Iterator[Server]:
+        with trainer_load.echo_app(sessions) as (folder, app):
+            port = free_port()
+            argv = [sys.executable, "-m", "uvicorn", "--app-dir", str(folder), app]
+            with Server([*argv, "--port", str(port), "--log-level", "warning"], folder, port) as s:
+                yield s
+
+    return serving()
+
+
+def trainers(sessions: int, episodes: int, runs: int) -> tuple[dict, dict, dict]:
+    """`sessions` /ws sessions from this host against ours and OpenEnv's echo, alternating,
+    each keeping its best round; then the in-process rates."""
+    plays = [trainer_load.generated_episodes(episodes, session=i) for i in range(sessions)]
+    echo_plays = [trainer_load.echo_episodes(p) for p in plays]
+    best: dict[str, dict] = {}
+    # ours allows `sessions` sessions from one client and as many resets as they make
+    extra = {"DCE_SESSIONS_PER_CLIENT": str(sessions), "DCE_MAX_SESSIONS": str(sessions)}
+    with ours(extra=extra) as server, echo(sessions) as echoing:
+        cpu = {"ours": server, "echo": echoing}
+        for _ in tqdm(range(runs), desc="servers: trainers", **PROGRESS):
+            for name, played in (("ours", plays), ("echo", echo_plays)):
+                pid = cpu[name].process.pid
+                result = trainer_load.sessions_load(
+                    cpu[name].url, sessions, played, lambda pid=pid: cpu_seconds(pid) or 0.0
+                )
+                if name not in best or result["rate"] > best[name]["rate"]:
+                    best[name] = result
+    local = trainer_load.in_process(trainer_load.generated_episodes(60, group=1), runs)
+    return best["ours"], best["echo"], local
 
 
 def bare() -> Server:
@@ -585,7 +623,7 @@ def size_section(results: dict[int, dict[str, float]]) -> list[str]:
     return [*lines, "", "![step cost](step_cost.png)"]
 
 
-SECTIONS = ("engine", "scaling", "memory", "cold", "client", "clients")
+SECTIONS = ("engine", "scaling", "memory", "cold", "client", "clients", "trainers")
 # How the header of a report names a later run of some of its sections (`--only`).
 AGAIN = "Measured again by "
 
@@ -783,6 +821,7 @@ def main() -> int:
                         if kept is None or result["rate"] > kept["rate"]:
                             throughput[name][clients] = result  # the least disturbed round
         clients_load = (clients_load[0], os.getloadavg()[0])
+    trainer_results = trainers(256, 2 if args.quick else 4, runs) if "trainers" in only else None
     load_after = os.getloadavg()
 
     docs = args.out.parent
@@ -854,6 +893,8 @@ def main() -> int:
             f"| p99 at 16 clients | < 100 ms | 1 process {throughput['1 process'][16]['p99_ms']:.0f} ms, "
             f"`--workers 2` {throughput['--workers 2'][16]['p99_ms']:.0f} ms |",
         ]
+    if trainer_results:
+        lines.append(trainer_load.goal_row(*trainer_results[:2]))
     if rate:
         lines += [
             "",
@@ -928,6 +969,8 @@ def main() -> int:
                     f"{r['errors']} | {r['crossed']} |"
                 )
         lines += ["", "![throughput](throughput.png)", *cpu_split(throughput, 64)]
+    if trainer_results:
+        lines += ["", *trainer_load.section(*trainer_results)]
     if "memory" in only:
         lines += [
             "",
