@@ -8,6 +8,7 @@ import tracemalloc
 
 import pytest
 
+from dataclean_env.engine.limits import untimed_limits
 from dataclean_env.in_process import DataCleaningEnv
 from dataclean_env.sandbox.sql_jobs import MAX_RESULT_CHARS
 
@@ -29,12 +30,14 @@ HOSTILE = {
     "SELECT length(repeat('x', 1200000000))": "TOO_LARGE",
 }
 # A query that never ends runs until the step's time limit (2 s):
-# tests/api/test_sql_time_limit.py.
+# tests/api/test_sql_time_limit.py. The tests here play untimed, so that a slow machine
+# never turns their steps into STEP_TIME_LIMIT refusals.
+UNTIMED = untimed_limits()
 
 
 @pytest.mark.parametrize("statement", sorted(HOSTILE))
 def test_hostile_query_is_refused_and_changes_nothing(statement: str) -> None:
-    env = DataCleaningEnv("rayyan")
+    env = DataCleaningEnv("rayyan", limits=UNTIMED)
     before = env.reset()
     result = env.step({"operation": "query", "parameters": {"sql": statement}})
     assert result.info["error"]["code"] == HOSTILE[statement]
@@ -47,7 +50,7 @@ def test_hostile_query_is_refused_and_changes_nothing(statement: str) -> None:
 
 
 def test_sql_cannot_change_the_key_or_run_other_statements() -> None:
-    env = DataCleaningEnv("rayyan")
+    env = DataCleaningEnv("rayyan", limits=UNTIMED)
     env.reset()
     codes = [
         env.step({"operation": "sql", "parameters": {"sql": text}}).info["error"]["code"]
@@ -63,7 +66,7 @@ def test_sql_cannot_change_the_key_or_run_other_statements() -> None:
 
 
 def test_query_result_is_a_field_of_the_observation() -> None:
-    env = DataCleaningEnv("rayyan")
+    env = DataCleaningEnv("rayyan", limits=UNTIMED)
     env.reset()
     sql = "SELECT id FROM t ORDER BY id LIMIT 2"
     observation = env.step({"operation": "query", "parameters": {"sql": sql}}).observation
@@ -77,7 +80,7 @@ def test_query_result_is_a_field_of_the_observation() -> None:
 
 
 def test_a_long_result_is_cut_at_50_rows_and_says_so() -> None:
-    env = DataCleaningEnv("rayyan")
+    env = DataCleaningEnv("rayyan", limits=UNTIMED)
     env.reset()
     sql = "SELECT id, article_jissue FROM t WHERE article_jissue IS NULL ORDER BY id"
     result = env.step({"operation": "query", "parameters": {"sql": sql}}).observation
@@ -95,7 +98,7 @@ def test_a_long_result_is_cut_at_50_rows_and_says_so() -> None:
 def test_a_result_whose_shown_rows_hold_too_much_text_is_refused() -> None:
     """The shown rows are kept in the episode and sent with every answer: at most
     MAX_RESULT_CHARS of text, measured inside DuckDB before a row reaches Python."""
-    env = DataCleaningEnv("rayyan")
+    env = DataCleaningEnv("rayyan", limits=UNTIMED)
     env.reset()
     for sql in (
         f"SELECT repeat('x', {MAX_RESULT_CHARS // 2 + 1}) AS s FROM range(2)",
@@ -112,7 +115,7 @@ def test_a_result_whose_shown_rows_hold_too_much_text_is_refused() -> None:
 
 def test_the_rows_measured_are_the_rows_shown() -> None:
     """A query may draw random() anew on each run: the shown rows are computed once."""
-    env = DataCleaningEnv("rayyan")
+    env = DataCleaningEnv("rayyan", limits=UNTIMED)
     env.reset()
     sql = (
         "WITH s AS MATERIALIZED (SELECT random() AS r) SELECT CASE WHEN s.r < 0.5 THEN 'a' "
@@ -127,7 +130,7 @@ def test_the_rows_measured_are_the_rows_shown() -> None:
 
 
 def test_column_names_count_against_the_result_size() -> None:
-    env = DataCleaningEnv("rayyan")
+    env = DataCleaningEnv("rayyan", limits=UNTIMED)
     env.reset()
     name = "x" * 10_000
     sql = f'WITH a AS (SELECT 1 AS "{name}") SELECT {", ".join(["*"] * 60)} FROM a'
@@ -138,7 +141,7 @@ def test_column_names_count_against_the_result_size() -> None:
 
 def test_rows_past_the_shown_ones_are_counted_without_reaching_python() -> None:
     """Row 51 of 60 holds 20 MB: it is counted, never fetched."""
-    env = DataCleaningEnv("rayyan")
+    env = DataCleaningEnv("rayyan", limits=UNTIMED)
     env.reset()
     sql = "SELECT CASE WHEN range = 50 THEN repeat('x', 20000000) ELSE 'a' END AS s FROM range(60)"
     tracemalloc.start()
@@ -154,7 +157,7 @@ def test_rows_past_the_shown_ones_are_counted_without_reaching_python() -> None:
 
 
 def test_only_a_query_step_carries_a_result() -> None:
-    env = DataCleaningEnv("rayyan")
+    env = DataCleaningEnv("rayyan", limits=UNTIMED)
     assert env.reset().observation.query_result is None
     asked = env.step({"operation": "query", "parameters": {"sql": "SELECT 1 AS one"}})
     assert asked.observation.query_result is not None
@@ -166,7 +169,7 @@ def test_only_a_query_step_carries_a_result() -> None:
 
 
 def _pair(task: str, builtin: dict, sql: str, seed: int | None = None) -> None:
-    a, b = DataCleaningEnv(task, seed=seed), DataCleaningEnv(task, seed=seed)
+    a, b = (DataCleaningEnv(task, seed=seed, limits=UNTIMED) for _ in range(2))
     a.reset(), b.reset()
     one = a.step(builtin)
     two = b.step({"operation": "sql", "parameters": {"sql": sql}})
@@ -217,7 +220,7 @@ def test_sql_equals_map() -> None:
 def test_same_statements_give_identical_results() -> None:
     results = []
     for _ in range(2):
-        env = DataCleaningEnv("rayyan")
+        env = DataCleaningEnv("rayyan", limits=UNTIMED)
         env.reset()
         sql = "UPDATE t SET journal_title = upper(journal_title) WHERE id % 7 = 0"
         results.append(env.step({"operation": "sql", "parameters": {"sql": sql}}).json_bytes())
@@ -235,7 +238,7 @@ def test_a_sample_is_seeded_so_two_episodes_answer_alike() -> None:
     query = "SELECT id FROM t USING SAMPLE 10% (bernoulli, 7) ORDER BY id"
     answers = []
     for _ in range(2):
-        env = DataCleaningEnv("rayyan")
+        env = DataCleaningEnv("rayyan", limits=UNTIMED)
         before = env.reset()
         refused = env.step({"operation": "sql", "parameters": {"sql": unseeded}})
         assert refused.info["error"]["code"] == "SQL_REFUSED"
@@ -276,11 +279,10 @@ def test_an_untimed_step_runs_its_sql() -> None:
     # the worker waits for the answer and sets no interrupt timer
     # (tests/unit/sandbox/test_sql_jobs.py).
     from dataclean_env.engine.episode import Episode
-    from dataclean_env.engine.limits import untimed_limits
     from dataclean_env.schemas import Action
     from dataclean_env.tasks import default_registry
 
-    episode = Episode("untimed", default_registry().make("rayyan"), untimed_limits())
+    episode = Episode("untimed", default_registry().make("rayyan"), UNTIMED)
     result = episode.step(Action(operation="query", parameters={"sql": "SELECT count(*) FROM t"}))
     assert result.observation.query_result is not None
     assert result.observation.query_result.rows == [[1000]]
@@ -311,7 +313,7 @@ def test_sql_without_a_worker_is_unavailable_and_changes_nothing(monkeypatch) ->
 
     broken = WorkerPool(1, 2**20, 0.2, preload=["dataclean_env.no_such_module"])
     monkeypatch.setattr(sql, "sandbox_pool", lambda: broken)
-    env = DataCleaningEnv("rayyan")
+    env = DataCleaningEnv("rayyan", limits=UNTIMED)
     before = env.reset()
     result = env.step({"operation": "query", "parameters": {"sql": "SELECT 1"}})
     assert result.info["error"]["code"] == "SQL_UNAVAILABLE"
@@ -321,7 +323,7 @@ def test_sql_without_a_worker_is_unavailable_and_changes_nothing(monkeypatch) ->
 def test_a_sql_result_past_the_table_s_text_limit_is_refused_before_it_leaves_duckdb() -> None:
     # 20 MB of text (1,000 rows of 20,000 characters): measured in the sandbox, so the
     # rows never reach this process.
-    env = DataCleaningEnv("rayyan")
+    env = DataCleaningEnv("rayyan", limits=UNTIMED)
     before = env.reset()
     tracemalloc.start()
     try:
@@ -340,7 +342,7 @@ def test_a_result_value_python_would_misstate_is_written_as_duckdb_writes_it() -
     # Python's forms would show an INTERVAL as 30-day months (1 year as 360 days), an
     # infinite date as 9999-12-31, an infinite number as JSON null and a list, struct, map
     # or blob as Python's repr (a date in a list as `datetime.date(2020, 1, 1)`).
-    env = DataCleaningEnv("rayyan")
+    env = DataCleaningEnv("rayyan", limits=UNTIMED)
     env.reset()
     sql = (
         "SELECT INTERVAL '1 year 2 days 3 seconds' AS i, 'infinity'::DATE AS d, "
