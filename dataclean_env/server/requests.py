@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Request
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from dataclean_env.engine.doors import OPENENV_EXTRAS, parse_action
 from dataclean_env.errors import InvalidAction, InvalidText
-from dataclean_env.schemas import Action
+from dataclean_env.schemas import EXAMPLE_EPISODE_ID, EXAMPLE_TASK_ID, Action
 
 
 async def read_json(request: Request) -> dict[str, Any]:
@@ -83,6 +83,19 @@ def _valid_text(data: Any) -> bool:
 
 class StepRequest(BaseModel):
     """Documentation of the accepted step body; parsing is done by `parse_step`."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "task_id": EXAMPLE_TASK_ID,
+                    "episode_id": EXAMPLE_EPISODE_ID,
+                    "operation": "remove_duplicates",
+                    "parameters": {},
+                }
+            ]
+        }
+    )
 
     task_id: str | None = None
     episode_id: str | None = None
