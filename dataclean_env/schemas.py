@@ -129,7 +129,8 @@ class Observation(BaseModel):
         default=0, description="Position of the first sample row (moved by show_rows)."
     )
     available_operations: list[str] = Field(
-        description="Operations (and aliases) this task accepts."
+        description="Operations this task accepts (their aliases, such as fill_missing_mean, "
+        "are accepted too)."
     )
     task_description: str = Field(description="What the task asks: the rule card.")
     message: str = Field(
