@@ -61,6 +61,13 @@ class InvalidAction(EnvError):
     status = 422
 
 
+class InvalidJson(InvalidAction):
+    """The body is not JSON; the detail says the line and column where it stops being so
+    (the code is /ws's for the same fault)."""
+
+    code = "INVALID_JSON"
+
+
 class TaskMismatch(EnvError):
     """An episode id was given together with a different task id."""
 

@@ -16,6 +16,9 @@ from pydantic import (
 _NAME_KEYS = ("operation", "name", "action_type")
 MAX_OPERATION_NAME = 64  # characters of an operation's name or alias
 MAX_EPISODE_ID = 128  # characters of an episode id
+# The task and episode the API's examples (/docs' "Try it out", the README) play.
+EXAMPLE_TASK_ID = "easy_dedup_rename"
+EXAMPLE_EPISODE_ID = "my-run-1"
 _PARAM_KEYS = ("parameters", "params")
 
 
@@ -126,7 +129,8 @@ class Observation(BaseModel):
         default=0, description="Position of the first sample row (moved by show_rows)."
     )
     available_operations: list[str] = Field(
-        description="Operations (and aliases) this task accepts."
+        description="Operations this task accepts (their aliases, such as fill_missing_mean, "
+        "are accepted too)."
     )
     task_description: str = Field(description="What the task asks: the rule card.")
     message: str = Field(
@@ -259,7 +263,12 @@ class TaskList(BaseModel):
 
 
 class ResetRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        # A seed a browser's number holds exactly (the bound, 2**63, does not).
+        json_schema_extra={"examples": [{"seed": 7, "episode_id": EXAMPLE_EPISODE_ID}]},
+    )
 
     task_id: str | None = Field(default=None, description="Task to start (POST /reset only).")
     seed: int | None = Field(default=None, ge=0, lt=2**63, description="Shuffles the rows.")

@@ -31,7 +31,9 @@ def default_leaderboard_db() -> Path:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DCE_")
 
-    host: str = "0.0.0.0"
+    # Loopback: a local `uv run server` is reachable from this machine only. The image
+    # (Dockerfile's CMD) serves every address, as a container or a Space must.
+    host: str = "127.0.0.1"
     port: int = 7860
     datasets_dir: Path = Field(default_factory=bundled_datasets)
     # More folders of custom datasets (each sub-folder with dirty.csv and clean.csv is a task),

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dataclean_env.operations import alias_names, canonical_name, get_operation
+from dataclean_env.operations import alias_names, canonical_name, get_operation, with_aliases
 
 SYSTEM_PROMPT = (
     "You clean a dirty data table for a data-cleaning environment, one operation per turn. "
@@ -78,7 +78,7 @@ def user_message(observation: dict[str, Any], turns: Sequence[Turn]) -> str:
     parts = [
         f"Task: {observation['task_description']}",
         "Operations you may use (a parameter marked ? is optional):",
-        *operation_lines(observation["available_operations"]),
+        *operation_lines(with_aliases(observation["available_operations"])),
         "",
         f"Table: {rows} rows x {len(columns)} columns, "
         f"{observation['duplicate_count']} exact duplicate rows. Step {observation['step']}, "

@@ -45,7 +45,7 @@ from dataclean_env.errors import (
 from dataclean_env.grading import ActionRecord
 from dataclean_env.grading.gold_facts import key_text
 from dataclean_env.grading.reward import FLOOR, reward_object
-from dataclean_env.operations import OpContext, OpResult, alias_names, canonical_name, resolve
+from dataclean_env.operations import OpContext, OpResult, resolve
 from dataclean_env.operations.claims import LABEL_OPERATION, phase_view
 from dataclean_env.schemas import (
     Action,
@@ -69,12 +69,6 @@ EpisodeLock = threading.RLock
 _ABSENT_COMPONENTS = {
     name: None for name, field in Reward.model_fields.items() if not field.is_required()
 }
-
-
-def available_operations(allowed: tuple[str, ...]) -> list[str]:
-    """The task's operations followed by the aliases of those operations."""
-    aliases = [a for a in alias_names() if canonical_name(a) in allowed]
-    return list(allowed) + aliases
 
 
 # Everything a step may change (history and messages only grow: their lengths suffice).
@@ -121,7 +115,9 @@ class Episode:
         # Rows `label` may reveal (a leaderboard episode offers none) and the rows revealed.
         self.label_budget = self.spec.label_budget
         self.labelled: frozenset[str] = frozenset()
-        self._operations = available_operations(self.spec.operations)
+        # Aliases (fill_missing_mean, ...) are accepted, not advertised: an observation lists
+        # what /tasks and the page do.
+        self._operations = list(self.spec.operations)
         self._allowed = frozenset(self.spec.operations)
         opening = opening_of(task)
         self._snapshot = opening.snapshot

@@ -26,6 +26,7 @@ from dataclean_env.operations.registry import (
     get_operation,
     operation_names,
     resolve,
+    with_aliases,
 )
 from dataclean_env.operations.replay import replay
 
@@ -39,4 +40,5 @@ __all__ = [
     "operation_names",
     "replay",
     "resolve",
+    "with_aliases",
 ]

@@ -7,7 +7,7 @@ table plus a message, or raises a typed error. The episode commits only on succe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,6 +152,12 @@ def operation_names() -> list[str]:
 
 def alias_names() -> list[str]:
     return sorted(_ALIASES)
+
+
+def with_aliases(names: Sequence[str]) -> list[str]:
+    """`names` followed by the aliases of those operations it does not already hold (what
+    a prompt or the compact schema names as also accepted)."""
+    return [*names, *(a for a in alias_names() if a not in names and canonical_name(a) in names)]
 
 
 def get_operation(name: str) -> Operation:

@@ -4,7 +4,9 @@ FastAPI documents its own 422 shape (`HTTPValidationError`); every error here is
 `{"detail", "code"}`. This module documents that shape for every error status each route can
 answer (the edge's 403/408/413/415 on every POST, 404/409/429/503 where they apply), and
 lifts the `$defs` of hand-written request bodies into `components`, where their references
-resolve.
+resolve. Every request body and path parameter carries an `example`, which Swagger UI's
+"Try it out" sends as it is (without one it makes values up from the schema, a seed of
+9223372036854776000 among them).
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel
 
 from dataclean_env.engine.doors import EPISODE_ID_CHARS, SERVER_PREFIX
 from dataclean_env.generation import SPLITS
 from dataclean_env.operations.registry import alias_names, operation_names
+from dataclean_env.schemas import EXAMPLE_EPISODE_ID, EXAMPLE_TASK_ID
 from dataclean_env.tasks.generated import FAMILIES
 
 ERROR_SCHEMA = {
@@ -37,7 +41,7 @@ ERROR_STATUS = {
     "409": "TASK_MISMATCH, EPISODE_FINISHED",
     "413": "BODY_TOO_LARGE",
     "415": "UNSUPPORTED_MEDIA_TYPE: bodies must be application/json",
-    "422": "INVALID_ACTION, INVALID_PARAMETERS, INVALID_TEXT, UNKNOWN_OPERATION, "
+    "422": "INVALID_JSON (with the line and column), INVALID_ACTION, INVALID_PARAMETERS, INVALID_TEXT, UNKNOWN_OPERATION, "
     "OPERATION_NOT_ALLOWED, OPERATION_FAILED, STEP_TIME_LIMIT, TOO_LARGE, INVALID_REQUEST",
     "429": "RATE_LIMITED (see Retry-After)",
     "503": "SERVER_FULL, CLIENT_QUOTA_REACHED (see Retry-After)",
@@ -107,16 +111,39 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def request_body(
+    model: type[BaseModel], *, required: bool = False, example: Any = None
+) -> dict[str, Any]:
+    """`openapi_extra` documenting a JSON body read by hand as `model`, with `example` (by
+    default the model's first) as the example Swagger UI sends."""
+    schema = model.model_json_schema()
+    media = {"schema": schema, "example": example or schema["examples"][0]}
+    return {"requestBody": {"required": required, "content": {"application/json": media}}}
+
+
+# Run ids are drawn by the server: the example names none (its "Try it out" answers 404).
+EXAMPLE_RUN_ID = "run-0123456789abcdef"
+
+
 def name_path_values(schema: dict[str, Any], task_ids: list[str], env_name: str) -> None:
     """Path parameters take known values: the task ids, the environment's name (so the
-    document, and a fuzzer, say which paths exist)."""
-    for operations in schema["paths"].values():
+    document, and a fuzzer, say which paths exist); each has an example."""
+    examples = {
+        "task_id": EXAMPLE_TASK_ID,
+        "env_name": env_name,
+        "episode_id": EXAMPLE_EPISODE_ID,
+        "run_id": EXAMPLE_RUN_ID,
+    }
+    for path, operations in schema["paths"].items():
         for operation in operations.values():
             for parameter in operation.get("parameters", []):
                 if parameter.get("in") != "path":
                     continue
+                parameter["example"] = examples[parameter["name"]]
                 if parameter["name"] == "task_id":
                     parameter["schema"] = {"type": "string", "enum": task_ids, "title": "Task Id"}
+                    if path == "/tasks/{task_id}/instances":  # a generated family's
+                        parameter["example"] = next(iter(FAMILIES))
                 elif parameter["name"] == "env_name":
                     parameter["schema"] = {"type": "string", "enum": [env_name], "title": "Env"}
 
@@ -186,6 +213,19 @@ def declare_rules(schema: dict[str, Any], task_ids: list[str]) -> None:
     for request in ("ListTasksRequest", "NumTasksRequest", "GetTaskRequest", "GetTaskRangeRequest"):
         if "split" in components.get(request, {}).get("properties", {}):  # OpenEnv's task API
             components[request]["properties"]["split"] = {"type": "string", "enum": list(SPLITS)}
+    for path, example in OPENENV_TASK_EXAMPLES.items():
+        body = schema["paths"].get(path, {}).get("post", {})
+        if "requestBody" in body:
+            body["requestBody"]["content"]["application/json"]["example"] = example
+
+
+# The bodies of OpenEnv's task API (its models, not this server's), by path.
+OPENENV_TASK_EXAMPLES = {
+    "/{env_name}/tasks": {"split": "train"},
+    "/{env_name}/num_tasks": {"split": "train"},
+    "/{env_name}/task": {"split": "train", "index": 0},
+    "/{env_name}/task_range": {"split": "train", "start": 0, "stop": 3},
+}
 
 
 def install_openapi(app: FastAPI, task_ids: list[str], env_name: str) -> None:

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Request
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from dataclean_env.engine.doors import OPENENV_EXTRAS, parse_action
-from dataclean_env.errors import InvalidAction, InvalidText
-from dataclean_env.schemas import Action
+from dataclean_env.errors import InvalidAction, InvalidJson, InvalidText
+from dataclean_env.schemas import EXAMPLE_EPISODE_ID, EXAMPLE_TASK_ID, Action
 
 
 async def read_json(request: Request) -> dict[str, Any]:
@@ -46,10 +46,22 @@ def parse_json(body: bytes) -> Any:
     except (ValueError, RecursionError) as exc:
         # ValueError covers bad UTF-8, bad JSON and integers past Python's 4300-digit limit;
         # RecursionError covers absurdly deep nesting.
-        raise InvalidAction(f"request body is not valid JSON: {type(exc).__name__}") from None
+        raise InvalidJson(f"invalid JSON {where_json_fails(exc)}") from None
     if has_invalid_text(body, data):
         raise InvalidText(INVALID_TEXT)
     return data
+
+
+def where_json_fails(exc: ValueError | RecursionError) -> str:
+    """Where and why `json.loads` failed, for people: the line and column of a syntax error
+    (as an editor counts them), else what the text holds that JSON readers refuse."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+    if isinstance(exc, RecursionError):
+        return "(it is nested too deeply)"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"(it is not UTF-8: byte {exc.start})"
+    return f"({exc})"
 
 
 def _not_json(constant: str) -> Any:
@@ -83,6 +95,19 @@ def _valid_text(data: Any) -> bool:
 
 class StepRequest(BaseModel):
     """Documentation of the accepted step body; parsing is done by `parse_step`."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "task_id": EXAMPLE_TASK_ID,
+                    "episode_id": EXAMPLE_EPISODE_ID,
+                    "operation": "remove_duplicates",
+                    "parameters": {},
+                }
+            ]
+        }
+    )
 
     task_id: str | None = None
     episode_id: str | None = None

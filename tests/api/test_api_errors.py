@@ -196,10 +196,10 @@ REFUSALS: dict[str, tuple[str, Any, int, str]] = {
         422,
         "OPERATION_FAILED",
     ),
-    "not_json": ("medium_missing_dtype", b"operation=finish", 422, "INVALID_ACTION"),
+    "not_json": ("medium_missing_dtype", b"operation=finish", 422, "INVALID_JSON"),
     "json_array": ("medium_missing_dtype", b'[{"operation": "finish"}]', 422, "INVALID_ACTION"),
     "json_string": ("medium_missing_dtype", b'"finish"', 422, "INVALID_ACTION"),
-    "not_utf8": ("medium_missing_dtype", b"\xff\xfe{}", 422, "INVALID_ACTION"),
+    "not_utf8": ("medium_missing_dtype", b"\xff\xfe{}", 422, "INVALID_JSON"),
     "empty_object": ("medium_missing_dtype", {}, 422, "INVALID_ACTION"),
     "missing_operation": (
         "medium_missing_dtype",
@@ -608,3 +608,22 @@ def test_fuzz_reset(lenient: TestClient, index: int) -> None:
         assert body["observation"]["step"] == 0
         assert body["observation"]["task_id"] == task_id
     assert client.get("/health").json() == {"status": "healthy", "tasks_loaded": len(ALL_TASK_IDS)}
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "detail"),
+    [
+        (
+            f"/step/{TASK_IDS[0]}",
+            '{"operation": "finish" "parameters": {}}',
+            "invalid JSON at line 1, column 24: Expecting ',' delimiter",
+        ),
+        ("/reset", '{\n  "seed": 3,\n  "split": train\n}', "invalid JSON at line 3, column 12: "),
+        ("/leaderboard/submit", "{'model_name': 'x'}", "invalid JSON at line 1, column 2: "),
+    ],
+)
+def test_malformed_json_says_where(client: TestClient, path: str, body: str, detail: str) -> None:
+    response = client.post(path, content=body, headers={"content-type": "application/json"})
+    answer = assert_error(response, 422, "INVALID_JSON")
+    assert answer["detail"].startswith(detail), answer
+    assert "JSONDecodeError" not in answer["detail"]

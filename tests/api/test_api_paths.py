@@ -48,17 +48,6 @@ OBSERVATION_FIELDS = {
     "message",
     "column_profiles",
 }
-# Alias -> the operation it stands for; an observation lists the aliases of allowed ones.
-ALIASES = {
-    "cast_type": "fix_dtype",
-    "fill_missing_bfill": "fill_missing",
-    "fill_missing_constant": "fill_missing",
-    "fill_missing_ffill": "fill_missing",
-    "fill_missing_mean": "fill_missing",
-    "fill_missing_median": "fill_missing",
-    "fill_missing_mode": "fill_missing",
-    "integer": "fix_dtype",
-}
 # medium_missing_dtype: 18 missing cells (age 5, salary 5, gender 4, region 4); a mean fill
 # puts gold values into the 10 numeric ones; missing and dtype weigh 0.5 each.
 MEDIUM_MEAN_MISSING = round(10 / 18, 4)
@@ -188,9 +177,9 @@ def check_fresh_result(body: dict[str, Any], task_id: str, entry: dict[str, Any]
     assert obs["step"] == 0
     assert obs["steps_remaining"] == MAX_STEPS[task_id]
     assert obs["task_description"] == entry["description"]
-    allowed = entry["operations_allowed"]
-    aliases = sorted(alias for alias, target in ALIASES.items() if target in allowed)
-    assert obs["available_operations"] == allowed + aliases
+    # The task's operations as /tasks lists them: aliases (fill_missing_mean, ...) are
+    # accepted, not advertised.
+    assert obs["available_operations"] == entry["operations_allowed"]
 
     dirty = dirty_table(entry)
     rows, cols = dirty.shape
@@ -494,3 +483,20 @@ def test_tasks_lists_the_families_and_how_to_instantiate_them(client: TestClient
     ]
     generated = families[1]["instantiate"]
     assert '"seed"' in generated and '"split"' in generated
+
+
+def test_an_alias_is_accepted_though_not_advertised(client) -> None:
+    """`fill_missing_mean` is fill_missing with strategy mean: a step may name it, and the
+    observations list only the operations /tasks and the page show."""
+    listed = {t["task_id"]: t for t in ok(client.get("/tasks"))["tasks"]}
+    reset = ok(client.post("/reset/medium_missing_dtype", json={"episode_id": "alias"}))
+    operations = reset["observation"]["available_operations"]
+    assert operations == listed["medium_missing_dtype"]["operations"]
+    assert "fill_missing_mean" not in operations and "fill_missing" in operations
+    step = client.post(
+        "/step/medium_missing_dtype",
+        json={"episode_id": "alias", "operation": "fill_missing_mean", "parameters": {}},
+    )
+    assert step.status_code == 200
+    assert ok(step)["reward"]["missing_score"] == MEDIUM_MEAN_MISSING
+    assert ok(step)["observation"]["available_operations"] == operations

@@ -50,7 +50,7 @@ CALLS: list[tuple[str, str, object, dict[str, str], int, str | None]] = [
         "INVALID_PARAMETERS",
     ),
     ("POST", "/step/no_such_task", {"operation": "remove_duplicates"}, {}, 404, "UNKNOWN_TASK"),
-    ("POST", f"/step/{TASK}", b"{not json", {}, 422, "INVALID_ACTION"),
+    ("POST", f"/step/{TASK}", b"{not json", {}, 422, "INVALID_JSON"),
     (
         "POST",
         f"/step/{TASK}",

@@ -253,7 +253,7 @@ REST_CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
         f"/step/{TASK}",
         {"content": "{nope", "headers": JSON},
         422,
-        "INVALID_ACTION",
+        "INVALID_JSON",
     ),
     (
         "100k-deep JSON",
@@ -261,7 +261,7 @@ REST_CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
         f"/step/{TASK}",
         {"content": DEEP, "headers": JSON},
         422,
-        "INVALID_ACTION",
+        "INVALID_JSON",
     ),
     (
         "JSON array body",
@@ -277,7 +277,7 @@ REST_CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
         f"/step/{TASK}",
         {"content": '{"operation": "finish", "x": ' + "9" * 5000 + "}", "headers": JSON},
         422,
-        "INVALID_ACTION",
+        "INVALID_JSON",
     ),
     (
         "unknown operation",
@@ -306,7 +306,7 @@ REST_CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
             "headers": JSON,
         },
         422,
-        "INVALID_ACTION",
+        "INVALID_JSON",
     ),
     ("unknown task", "POST", "/step/nope", {"json": {"operation": "finish"}}, 404, "UNKNOWN_TASK"),
 ]

@@ -3,6 +3,7 @@ anything but 127.0.0.1 blocked, in headless Chromium (as tests/e2e/test_page.py 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -62,6 +63,32 @@ def test_redoc_renders_offline(browser: Any, server: LiveServer) -> None:  # noq
             timeout=TIMEOUT_MS
         )
         assert page.title() == "Data Cleaning OpenEnv - ReDoc"
+        assert blocked == []
+    finally:
+        context.close()
+
+
+def test_swagger_try_it_out_resets_with_the_documented_example(
+    browser: Any,  # noqa: F811
+    server: LiveServer,
+) -> None:
+    """Swagger UI itself, untouched: "Try it out" then "Execute" on POST /reset/{task_id}
+    sends the documented example and the server answers 200 (it was 422: a seed made up
+    from the schema's bound)."""
+    context, page, blocked = offline_page(browser)
+    try:
+        page.goto(f"{server.url}/docs")
+        operation = page.locator("#operations-episodes-reset_task_reset__task_id__post")
+        operation.locator(".opblock-summary").click()
+        operation.get_by_role("button", name="Try it out").click()
+        body = json.loads(operation.locator("textarea.body-param__text").input_value())
+        assert body == {"seed": 7, "episode_id": "my-run-1"}
+        task = operation.locator("tr[data-param-name='task_id'] select").input_value()
+        assert task == "easy_dedup_rename"
+        operation.get_by_role("button", name="Execute").click()
+        status = operation.locator(".live-responses-table tbody .response-col_status").first
+        status.wait_for(timeout=TIMEOUT_MS)
+        assert status.inner_text().strip() == "200"
         assert blocked == []
     finally:
         context.close()

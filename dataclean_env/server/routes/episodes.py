@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 from weakref import WeakKeyDictionary
 
 import anyio
@@ -57,6 +57,7 @@ from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.fair_slots import FairSlots
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.metrics import ENGINE_SECONDS
+from dataclean_env.server.openapi_doc import request_body
 from dataclean_env.server.rate_limit import CALLER, client_key
 from dataclean_env.server.requests import StepRequest, parse_step, read_json
 from dataclean_env.server.reward_visibility import blind_view
@@ -350,34 +351,33 @@ async def addressed_episode(
 EpisodeId = Annotated[str | None, Depends(addressed_episode)]
 
 
-def _body_doc(model: type[BaseModel]) -> dict[str, Any]:
-    return {
-        "requestBody": {
-            "required": False,
-            "content": {"application/json": {"schema": model.model_json_schema()}},
-        }
-    }
-
-
-@router.post("/reset", response_model=StepResult, openapi_extra=_body_doc(ResetRequest))
+@router.post("/reset", response_model=StepResult, openapi_extra=request_body(ResetRequest))
 async def reset(episode_id: EpisodeId) -> None:
     """Start a new episode of `task_id` (default: the first task)."""
     raise RuntimeError(SERVED_ELSEWHERE)
 
 
-@router.post("/reset/{task_id}", response_model=StepResult, openapi_extra=_body_doc(ResetRequest))
+@router.post(
+    "/reset/{task_id}", response_model=StepResult, openapi_extra=request_body(ResetRequest)
+)
 async def reset_task(task_id: str, episode_id: EpisodeId) -> None:
     """Start a new episode of the task in the path."""
     raise RuntimeError(SERVED_ELSEWHERE)
 
 
-@router.post("/step", response_model=StepResult, openapi_extra=_body_doc(StepRequest))
+@router.post("/step", response_model=StepResult, openapi_extra=request_body(StepRequest))
 async def step(episode_id: EpisodeId) -> None:
     """Apply one operation to the episode given by id, else to the task's default episode."""
     raise RuntimeError(SERVED_ELSEWHERE)
 
 
-@router.post("/step/{task_id}", response_model=StepResult, openapi_extra=_body_doc(Action))
+@router.post(
+    "/step/{task_id}",
+    response_model=StepResult,
+    openapi_extra=request_body(
+        Action, example={"operation": "remove_duplicates", "parameters": {}}
+    ),
+)
 async def step_task(task_id: str, episode_id: EpisodeId) -> None:
     """Apply one operation (an action envelope, or `{"action": envelope}`)."""
     raise RuntimeError(SERVED_ELSEWHERE)

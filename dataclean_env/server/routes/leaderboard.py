@@ -24,7 +24,9 @@ from dataclean_env.leaderboard import tokens
 from dataclean_env.leaderboard.names import MODEL_LENGTH, NAME_LENGTH, board_name
 from dataclean_env.leaderboard.service import MAX_ROLLOUTS, Leaderboard
 from dataclean_env.leaderboard.tokens import Submitter
+from dataclean_env.schemas import EXAMPLE_TASK_ID
 from dataclean_env.server.deps import get_registry, get_settings
+from dataclean_env.server.openapi_doc import request_body
 from dataclean_env.server.rate_limit import client_key
 from dataclean_env.server.requests import read_json
 from dataclean_env.settings import Settings
@@ -38,7 +40,14 @@ NAME_RULE = "NFKC-normalised and trimmed; no control or format characters (INVAL
 class SubmitRequest(BaseModel):
     """CleanifyAI's form. Stored as self-reported: never ranked with verified runs."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(
+        extra="ignore",
+        json_schema_extra={
+            "examples": [
+                {"model_name": "my-agent", "task_id": EXAMPLE_TASK_ID, "score": 0.85, "steps": 4}
+            ]
+        },
+    )
 
     model_name: str = Field(description=f"At most {NAME_LENGTH} characters, {NAME_RULE}.")
     task_id: str = Field(min_length=1, max_length=64)
@@ -58,7 +67,10 @@ class Declared(BaseModel):
 
 
 class RunRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"name": "my-team", "model": "my-agent", "suite": "lite"}]},
+    )
 
     name: str | None = Field(
         default=None,
@@ -100,11 +112,6 @@ def _parse(model: type[BaseModel], body: dict[str, Any]) -> Any:
         raise InvalidSubmission("; ".join(parts)) from None
 
 
-def _body(model: type[BaseModel]) -> dict[str, Any]:
-    schema = model.model_json_schema()
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
-
-
 @router.get("/leaderboard")
 async def leaderboard(
     board: Board,
@@ -117,7 +124,7 @@ async def leaderboard(
     return await run_in_threadpool(board.boards, suite, suite_version, grader_version)
 
 
-@router.post("/leaderboard/submit", openapi_extra=_body(SubmitRequest))
+@router.post("/leaderboard/submit", openapi_extra=request_body(SubmitRequest, required=True))
 async def submit(request: Request, board: Board, registry: Registry) -> Any:
     """Store a self-reported score (known task, 0 < score < 1, steps >= 0)."""
     form = _parse(SubmitRequest, await read_json(request))
@@ -133,7 +140,7 @@ async def submit(request: Request, board: Board, registry: Registry) -> Any:
     return {"status": "submitted", "entry": entry}
 
 
-@router.post("/leaderboard/runs", openapi_extra=_body(RunRequest))
+@router.post("/leaderboard/runs", openapi_extra=request_body(RunRequest, required=True))
 async def start_run(request: Request, board: Board, settings: Config) -> Any:
     """Start a run on fresh secret-split instances of a suite. Play each episode by its id:
     over REST (`POST /reset` with `episode_id` joins it, then `/step` with it), or over /ws

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 
-from dataclean_env.engine.episode import available_operations
+from dataclean_env.operations import with_aliases
 from dataclean_env.server.compact_schema import compact_action_schema
 from dataclean_env.server.deps import get_registry
 from dataclean_env.tasks import TaskRegistry
@@ -22,4 +22,4 @@ async def compact_schema(registry: Registry, task_id: str | None = None) -> dict
     or only those of `task_id` (an unknown task is a 404)."""
     if task_id is None:
         return compact_action_schema()
-    return compact_action_schema(available_operations(registry.spec(task_id).operations))
+    return compact_action_schema(with_aliases(registry.spec(task_id).operations))
