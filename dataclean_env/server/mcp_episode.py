@@ -239,22 +239,22 @@ class EpisodeSessions:
         self.server, self.quota = openenv_server, quota
         self._episodes: dict[str, tuple[str, McpEpisode | None]] = {}
         self._mcp_of: dict[str, str] = {}  # OpenEnv session id -> MCP session id
-        self._live: dict[str, str] = {}  # MCP sessions opened and not ended -> their client
+        self._live: dict[str, str] = {}  # MCP sessions opened and not ended -> quota holder
         self._lock = asyncio.Lock()
         openenv_server.on_end.append(self.openenv_ended)
 
-    def opened(self, mcp_session: str, client: str) -> None:
+    def opened(self, mcp_session: str, holder: str) -> None:
         """An MCP session was established (its initialize was answered with its id); it
-        holds a place of `client`'s session quota until it ends."""
-        self._live[mcp_session] = client
+        holds a place of `holder`'s session quota (SessionQuota's key) until it ends."""
+        self._live[mcp_session] = holder
 
     async def end(self, mcp_session: str) -> None:
         """The MCP session ended: its entry, its OpenEnv session and its client's quota
         place go (idempotent)."""
-        client = self._live.pop(mcp_session, None)
+        holder = self._live.pop(mcp_session, None)
         bound = self._episodes.pop(mcp_session, None)  # before any await: gone at once
-        if client is not None:
-            await self.quota.release_async(client)
+        if holder is not None:
+            await self.quota.release_async(holder)
         if bound is None:
             return
         openenv_id = bound[0]
