@@ -33,6 +33,9 @@ EXPOSE 7860
 # safe only where nothing but the proxy can reach the port. Elsewhere, name your proxy:
 # docker run -e DCE_FORWARDED_ALLOW_IPS=203.0.113.7 ... (docs/deployment.md).
 ENV DCE_FORWARDED_ALLOW_IPS="10.0.0.0/8,172.16.0.0/12,192.168.0.0/16"
+# A Space is shared among strangers: per-client quotas and creation rates on (a submitter
+# token raises the quotas), where `uv run server` has none (docs/deployment.md, "Limits").
+ENV DCE_PROFILE=public
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD ["/app/.venv/bin/python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:7860/health', timeout=4)"]
 

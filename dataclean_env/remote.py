@@ -33,6 +33,7 @@ class RemoteDataCleaningEnv:
         seed: int | None = None,
         message_timeout_s: float = 60.0,
         home_of: str | None = None,
+        token: str | None = None,
     ):
         # Imported here: openenv's client package pulls in gradio (~10 s), which in-process
         # callers of this package should not pay for.
@@ -40,7 +41,11 @@ class RemoteDataCleaningEnv:
 
         self.task_id = task_id
         self.seed = seed
-        client = DataCleaningClient(base_url=base_url, message_timeout_s=message_timeout_s)
+        # A submitter token raises a public server's session quota (docs/training.md).
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        client = DataCleaningClient(
+            base_url=base_url, message_timeout_s=message_timeout_s, headers=headers
+        )
         if home_of is not None:  # behind the balancer, the socket opens on that episode's home
             client._ws_url = f"{client._ws_url}?{urlencode({'episode_id': home_of})}"
         self._client = client.sync()

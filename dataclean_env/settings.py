@@ -31,6 +31,10 @@ def default_leaderboard_db() -> Path:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DCE_")
 
+    # "local" (a trainer's own server: no per-client quota or creation rate) or "public"
+    # (shared among strangers, as the Space image is: quotas and a rate per client, raised by
+    # a submitter token). See dataclean_env/server/client_limits.py.
+    profile: Literal["local", "public"] = "local"
     # Loopback: a local `uv run server` is reachable from this machine only. The image
     # (Dockerfile's CMD) serves every address, as a container or a Space must.
     host: str = "127.0.0.1"
@@ -49,13 +53,21 @@ class Settings(BaseSettings):
     episode_idle_seconds: float = Field(default=300.0, gt=0)
     # At most this many of those episodes held for one client address, so one client cannot
     # take the pool; past it (after evicting its own idle ones) 503 CLIENT_QUOTA_REACHED.
-    episodes_per_client: int = Field(default=256, ge=1)
+    # Unset: none under the local profile, 64 under the public one; a submitter token's
+    # holder gets DCE_EPISODES_PER_TOKEN (unset: the most any quota may be, a quarter of
+    # DCE_MAX_EPISODES, which also bounds both).
+    episodes_per_client: int | None = Field(default=None, ge=1)
+    episodes_per_token: int | None = Field(default=None, ge=1)
     # At most this many OpenEnv WebSocket sessions (each its own episode) at once; a client
     # past it gets OpenEnv's CAPACITY_REACHED error frame and the socket is closed.
     max_sessions: int = 256
     # At most this many of those sessions (/ws and MCP) open at once from one client address,
-    # so one client cannot take the pool; past it, CLIENT_QUOTA_REACHED.
-    sessions_per_client: int = Field(default=32, ge=1)
+    # so one client cannot take the pool; past it, CLIENT_QUOTA_REACHED. Unset: none under
+    # the local profile, 32 under the public one; with a submitter token (Authorization:
+    # Bearer), DCE_SESSIONS_PER_TOKEN (unset: a quarter of DCE_MAX_SESSIONS, the most any
+    # quota may be).
+    sessions_per_client: int | None = Field(default=None, ge=1)
+    sessions_per_token: int | None = Field(default=None, ge=1)
     # Request bodies (every HTTP route) and WebSocket frames above this many bytes are refused
     # with 413 (an error frame on /ws).
     max_body_bytes: int = 1_000_000
@@ -107,8 +119,9 @@ class Settings(BaseSettings):
     max_history_bytes: int = 1_048_576
     # Per client address: resets and session creations (REST reset, /mcp session create, /ws
     # connect) refill at this rate up to this burst; past it, 429 RATE_LIMITED + Retry-After.
-    creation_rate_per_second: float = 2.0
-    creation_burst: int = 128
+    # Unset: no limit under the local profile, 2 per second and 128 under the public one.
+    creation_rate_per_second: float | None = Field(default=None, ge=0)
+    creation_burst: int | None = Field(default=None, ge=1)
     # /ws: a connection with no frame from the client for this long is closed (code 1001).
     ws_idle_seconds: float = 900.0
     # /ws: the server pings every this many seconds and drops a client that does not answer

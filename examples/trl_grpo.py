@@ -46,6 +46,7 @@ from transformers import PrinterCallback, TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
 
 from dataclean_env.tasks import default_registry
+from dataclean_env.training.rows import as_dataset, rows
 from dataclean_env.training.trl_env import task_operations, tool_env_class
 from dataclean_env.training.trl_trainer import DataCleaningGRPOTrainer
 from datasets import Dataset
@@ -69,7 +70,8 @@ def main() -> None:
     env_class.rows_shown = args.rows_shown or (5 if args.model else 2)
     factory = partial(env_class, args.env_url) if args.env_url else env_class
     rollouts = RolloutLog(factory)
-    dataset = Dataset.from_list(rows(args.tasks, args.seeds))
+    # The environment's own rows (reset arguments), each given its prompt.
+    dataset = as_dataset(prompted(rows(args.tasks, seeds=args.seeds)))
     if args.model:
         model, tokenizer = args.model, None
         share = args.scripted_share if args.scripted_share is not None else 0.0
@@ -182,20 +184,20 @@ class StepPrinter(TrainerCallback):
         )
 
 
-def rows(tasks: list[str], seeds: list[int]) -> list[dict]:
-    """One prompt per (task, seed); `reset` receives the row and opens that episode."""
+def prompted(table: list[dict]) -> list[dict]:
+    """Each (task, seed) row with its prompt; `reset` receives the row and opens that episode."""
     return [
         {
             "prompt": [
                 {"role": "system", "content": SYSTEM},
-                {"role": "user", "content": f"Episode: {task} seed {seed} split train."},
+                {
+                    "role": "user",
+                    "content": f"Episode: {row['task_id']} seed {row['seed']} split {row['split']}.",
+                },
             ],
-            "task_id": task,
-            "seed": seed,
-            "split": "train",
+            **row,
         }
-        for seed in seeds
-        for task in tasks
+        for row in table
     ]
 
 

@@ -60,7 +60,7 @@ from dataclean_env.errors import (
     UnknownSuite,
 )
 from dataclean_env.generation import instance_hash, secret_seed
-from dataclean_env.leaderboard import board
+from dataclean_env.leaderboard import board, tokens
 from dataclean_env.leaderboard.ranked import RankedEpisode
 from dataclean_env.leaderboard.tokens import Submitter
 from dataclean_env.leaderboard.versions import (
@@ -128,6 +128,10 @@ class Leaderboard:
         self._run_holders: dict[str, str] = {}  # open run id -> the submitter holding it
         self._retired: dict[str, tuple[float, list[str]]] = {}  # closed: since when, ids
         self._live_lock = threading.Lock()
+
+    def token_id(self, token: str) -> str:
+        """The id of a valid submitter token (InvalidToken), for the quotas it raises."""
+        return tokens.submitter(self.open(), token).token_id
 
     # ── database ──────────────────────────────────────────────────────────
     def open(self) -> Engine:

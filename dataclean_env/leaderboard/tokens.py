@@ -66,6 +66,14 @@ def revoke(engine: Engine, which: str) -> int:
         ).rowcount
 
 
+def bearer(authorization: str) -> str:
+    """The token of an `Authorization: Bearer <token>` header's value, or InvalidToken."""
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise InvalidToken("Authorization must be: Bearer <token>")
+    return token.strip()
+
+
 def submitter(engine: Engine, token: str) -> Submitter:
     """Who `token` stands for, or InvalidToken."""
     if not token.startswith(PREFIX) or len(token) > MAX_TOKEN_LENGTH:

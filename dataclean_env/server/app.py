@@ -24,6 +24,7 @@ from dataclean_env.errors import EnvError
 from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.operations.sql import sandbox_pool
 from dataclean_env.server.affinity import Place
+from dataclean_env.server.client_limits import episode_quota
 from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.guards import creation_limit, install_guards
 from dataclean_env.server.head import HeadAsGet
@@ -73,7 +74,7 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
         capacity=cap(settings.max_episodes),
         ttl_seconds=settings.episode_ttl_seconds,
         idle_seconds=settings.episode_idle_seconds,
-        per_client=cap(settings.episodes_per_client),
+        per_client=None if (own := episode_quota(settings).per_client) is None else cap(own),
         place=place,
         memory=StepMemory() if settings.step_memory else None,  # this app's own
         counts=limits.counts,
@@ -96,7 +97,9 @@ def create_app(settings: Settings | None = None, registry: TaskRegistry | None =
     # behind the guards (which run before the mount waits) and with the same rate limiter.
     app.state.limiter = limiter = creation_limit(settings, limits.buckets)
     # Every door's sessions (/ws sockets, MCP sessions) within one quota per client.
-    app.state.session_quota = quota = SessionQuota(settings, limiter, limits.counts)
+    app.state.session_quota = quota = SessionQuota(
+        settings, limiter, limits.counts, token_holder=app.state.leaderboard.token_id
+    )
     app.state.openenv = mount = OpenEnvMount(app, registry, settings, limiter)
     # MCP clients' transport (FastMCP's) on /mcp, behind every guard and the mount's wait.
     app.state.mcp = McpGateway(mount, quota)

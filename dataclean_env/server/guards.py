@@ -40,6 +40,8 @@ from dataclean_env.errors import (
     StoreFull,
     UnsupportedMediaType,
 )
+from dataclean_env.leaderboard import tokens
+from dataclean_env.server.client_limits import creation_rate
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.rate_limit import CALLER, Buckets, RateLimit, client_key
 from dataclean_env.server.requests import has_invalid_text, parse_json
@@ -323,7 +325,7 @@ class WebSocketGuard:
             check_host(headers, self.hosts)
             if origin is not None and not origin_allowed(origin, headers, self.origins):
                 raise OriginNotAllowed("WebSocket connections from this origin are not allowed")
-            await self.quota.take_async(client)
+            holder = await self.quota.take_async(client, session_token(headers))
         except EnvError as exc:
             await self._refuse(receive, send, exc)
             return
@@ -343,7 +345,7 @@ class WebSocketGuard:
             CALLER.reset(caller)
             FRAMED.reset(kept)
             LIVE_SOCKET.reset(token)
-            await self.quota.release_async(client)
+            await self.quota.release_async(holder)
 
     @staticmethod
     def _typed(send: Send, framed: list[EnvError], gone: list[OSError]) -> Send:
@@ -432,9 +434,18 @@ def install_guards(app: Any, settings: Settings, limiter: RateLimit | None = Non
     return limiter or creation_limit(settings)
 
 
+def session_token(headers: Headers) -> str | None:
+    """The submitter token a session opens with (`Authorization: Bearer dce_...`), if any:
+    it raises the session quota (client_limits). Other credentials (a private Space's
+    `Bearer hf_...` is for Hugging Face's proxy) are not this server's: none is read."""
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token.startswith(tokens.PREFIX) else None
+
+
 def creation_limit(settings: Settings, buckets: Buckets | None = None) -> RateLimit:
     """The limit on resets and session creations, one bucket per client for all of them
-    (shared by the server's processes when `buckets` are in their limit store)."""
-    return RateLimit(
-        "creations", settings.creation_burst, settings.creation_rate_per_second, buckets
-    )
+    (shared by the server's processes when `buckets` are in their limit store); none under
+    the local profile unless set (client_limits.creation_rate)."""
+    burst, per_second = creation_rate(settings) or (None, 0.0)
+    return RateLimit("creations", burst, per_second, buckets)

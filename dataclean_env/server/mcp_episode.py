@@ -10,6 +10,10 @@ hence the longer ones.
 A tool's result is the observation as /ws sends it (OpenEnv's `serialize_observation` of the
 environment's observation, so blind episodes hide their figures here too); a refused step is a
 tool error whose text is `{"code": ..., "message": ...}` with the REST codes.
+
+When a call changes the tools a session may see (a reset to another task), the session is
+sent `notifications/tools/list_changed` before the call's result, on the call's own stream,
+so a client that caches its tool list (most do) lists them again.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from fastmcp.server.providers import Provider  # noqa: E402
 from fastmcp.tools import Tool  # noqa: E402
 from fastmcp.tools.base import ToolResult  # noqa: E402
 from fastmcp.tools.function_tool import FunctionTool  # noqa: E402
-from mcp.types import TextContent  # noqa: E402
+from mcp.types import ServerNotification, TextContent, ToolListChangedNotification  # noqa: E402
 from openenv.core.env_server.mcp_environment import MCPEnvironment  # noqa: E402
 from openenv.core.env_server.serialization import serialize_observation  # noqa: E402
 
@@ -74,6 +78,17 @@ class OperationTool(Tool):
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         episode: McpEpisode = self._episode
         return await episode.play(self.name, arguments)
+
+
+async def announce_tools_changed() -> None:
+    """Tell the calling session its tools changed. Sent as part of the current call (its
+    related request), so it reaches the client before the call's result, on the stream the
+    client is already reading: no separate GET stream is needed."""
+    context = get_context()
+    await context.session.send_notification(
+        ServerNotification(ToolListChangedNotification()),
+        related_request_id=context.request_id,
+    )
 
 
 def _description(operation: operations.Operation) -> str:
@@ -159,12 +174,15 @@ class McpEpisode(MCPEnvironment):
     async def start(
         self, task_id: str, seed: int | None, split: str, reward_mode: str
     ) -> ToolResult:
+        before = self.allowed()
         try:
             observation = await self.env.reset_async(
                 seed=seed, task_id=task_id or self.first_task, split=split, reward_mode=reward_mode
             )
         except EnvError as error:
             raise refusal(error.code, error.detail) from error
+        if self.allowed() != before:
+            await announce_tools_changed()
         return tool_result(serialize_observation(observation))
 
     async def play(self, operation: str, arguments: dict[str, Any]) -> ToolResult:
@@ -221,22 +239,22 @@ class EpisodeSessions:
         self.server, self.quota = openenv_server, quota
         self._episodes: dict[str, tuple[str, McpEpisode | None]] = {}
         self._mcp_of: dict[str, str] = {}  # OpenEnv session id -> MCP session id
-        self._live: dict[str, str] = {}  # MCP sessions opened and not ended -> their client
+        self._live: dict[str, str] = {}  # MCP sessions opened and not ended -> quota holder
         self._lock = asyncio.Lock()
         openenv_server.on_end.append(self.openenv_ended)
 
-    def opened(self, mcp_session: str, client: str) -> None:
+    def opened(self, mcp_session: str, holder: str) -> None:
         """An MCP session was established (its initialize was answered with its id); it
-        holds a place of `client`'s session quota until it ends."""
-        self._live[mcp_session] = client
+        holds a place of `holder`'s session quota (SessionQuota's key) until it ends."""
+        self._live[mcp_session] = holder
 
     async def end(self, mcp_session: str) -> None:
         """The MCP session ended: its entry, its OpenEnv session and its client's quota
         place go (idempotent)."""
-        client = self._live.pop(mcp_session, None)
+        holder = self._live.pop(mcp_session, None)
         bound = self._episodes.pop(mcp_session, None)  # before any await: gone at once
-        if client is not None:
-            await self.quota.release_async(client)
+        if holder is not None:
+            await self.quota.release_async(holder)
         if bound is None:
             return
         openenv_id = bound[0]

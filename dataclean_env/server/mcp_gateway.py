@@ -24,11 +24,12 @@ import contextlib
 import json
 from typing import Any
 
+from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dataclean_env.errors import EnvError, InvalidText
-from dataclean_env.server.guards import replay, unreadable, whole_body
+from dataclean_env.server.guards import replay, session_token, unreadable, whole_body
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.rate_limit import client_key
 from dataclean_env.server.requests import INVALID_TEXT, has_invalid_text
@@ -90,27 +91,27 @@ class McpGateway:
             return
         client = client_key(scope)
         try:  # a new MCP session: within the client's quota and the creation rate
-            await self.quota.take_async(client)
+            holder = await self.quota.take_async(client, session_token(Headers(scope=scope)))
         except EnvError as error:
             await env_error_response(error)(scope, receive, send)
             return
         opened: list[str] = []
         try:
-            await self._http_app(scope, receive, self._opened(send, client, opened))
+            await self._http_app(scope, receive, self._opened(send, holder, opened))
         finally:
             if not opened:  # no session came of it: its place is free again
-                await self.quota.release_async(client)
+                await self.quota.release_async(holder)
 
-    def _opened(self, send: Send, client: str, opened: list[str]) -> Send:
+    def _opened(self, send: Send, holder: str, opened: list[str]) -> Send:
         """`send`, telling the sessions of the MCP session an initialize establishes (and
-        whose quota place it holds)."""
+        whose quota place, `holder`'s, it holds)."""
 
         async def watched(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 found = dict(message.get("headers") or []).get(b"mcp-session-id")
                 if found is not None:
                     opened.append(found.decode("latin-1"))
-                    self.sessions.opened(opened[0], client)
+                    self.sessions.opened(opened[0], holder)
             await send(message)
 
         return watched

@@ -58,7 +58,7 @@ class RateLimit:
     def __init__(
         self,
         name: str,
-        burst: int,
+        burst: int | None,  # None: no limit (the local profile's creations)
         per_second: float,
         buckets: Buckets | None = None,
         clock: Callable[[], float] = time.time,  # wall time: the same in every process
@@ -87,11 +87,13 @@ class RateLimit:
 
     def take(self, client: str, what: str | None = None) -> None:
         """Spend one token of `client`'s bucket, or raise RateLimited (spending nothing)."""
-        now = self.clock()
+        if self.burst is None:
+            return
+        now, burst = self.clock(), float(self.burst)
 
         def change(row: Row | None) -> tuple[Row, int]:
-            tokens, at = row if row is not None else (float(self.burst), now)
-            tokens = min(float(self.burst), tokens + max(0.0, now - at) * self.per_second)
+            tokens, at = row if row is not None else (burst, now)
+            tokens = min(burst, tokens + max(0.0, now - at) * self.per_second)
             if tokens < 1:
                 wait = math.ceil((1 - tokens) / self.per_second) if self.per_second > 0 else 60
                 return (tokens, now), wait
@@ -109,7 +111,7 @@ class RateLimit:
     def _full_before(self, name: str) -> float:
         """Buckets last used before this time have refilled: forgetting them changes nothing
         (for this limit's name; another's keeps its rows)."""
-        if name != self.name:
+        if name != self.name or self.burst is None:
             return -math.inf
         refill = self.burst / self.per_second if self.per_second > 0 else math.inf
         return self.clock() - refill

@@ -141,16 +141,20 @@ class RemoteCleaningToolEnv(CleaningToolEnv):
         base_url: str = DEFAULT_URL,
         reward: RewardKind = "improvement",
         message_timeout_s: float = 60.0,
+        token: str | None = None,
     ):
         super().__init__(reward=reward)
         self.base_url = base_url
         self._timeout = message_timeout_s
+        self._token = token  # a submitter token: a public server's higher session quota
 
     def _open(self) -> EnvProtocol:
         # Imported here: openenv's client pulls in gradio (seconds), in-process users skip it.
         from dataclean_env.remote import RemoteDataCleaningEnv
 
-        return RemoteDataCleaningEnv(self.base_url, message_timeout_s=self._timeout)
+        return RemoteDataCleaningEnv(
+            self.base_url, message_timeout_s=self._timeout, token=self._token
+        )
 
 
 def tool_env_class(

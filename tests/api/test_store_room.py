@@ -157,7 +157,8 @@ def http_from(server: LiveServer, address: str) -> httpx.Client:
 
 @pytest.fixture
 def small_server() -> Iterator[LiveServer]:
-    with LiveServer(Settings(max_episodes=3, episodes_per_client=2)) as server:
+    # A quota of 2 (a quarter of the 8 places, the most a quota may be).
+    with LiveServer(Settings(max_episodes=8, episodes_per_client=2)) as server:
         yield server
 
 
@@ -169,6 +170,7 @@ def test_quota_and_full_store_over_http(small_server: LiveServer) -> None:
     with (
         http_from(small_server, "127.0.0.1") as one,
         http_from(small_server, "127.0.0.2") as two,
+        http_from(small_server, "127.0.0.5") as five,
     ):
         assert [reset(one, i).status_code for i in ("one-a", "one-b")] == [200, 200]
         quota = reset(one, "one-c")
@@ -176,24 +178,28 @@ def test_quota_and_full_store_over_http(small_server: LiveServer) -> None:
         assert 1 <= int(quota.headers["retry-after"]) <= 300
         assert "maximum of 2 episodes" in quota.json()["detail"]
         assert reset(two, "two-a").status_code == 200  # another client is served
-        full = reset(two, "two-b")  # 3 episodes, all used just now
+        for address in ("127.0.0.3", "127.0.0.4"):  # 8 episodes, all used just now
+            with http_from(small_server, address) as filler:
+                assert [reset(filler, f"{address}-{n}").status_code for n in "ab"] == [200] * 2
+        assert reset(two, "two-b").status_code == 200
+        full = reset(five, "five-a")
         assert (full.status_code, full.json()["code"]) == (503, "SERVER_FULL")
         assert 1 <= int(full.headers["retry-after"]) <= 300
-        assert "maximum of 3 episodes" in full.json()["detail"]
+        assert "maximum of 8 episodes" in full.json()["detail"]
         states = [one.get("/state", params={"episode_id": i}) for i in ("one-a", "one-b")]
         assert [s.status_code for s in states] == [200, 200]
-        for refused in ("one-c", "two-b"):
+        for refused in ("one-c", "five-a"):
             assert two.get("/state", params={"episode_id": refused}).status_code == 404
 
 
 def test_a_client_resetting_without_ids_plays_on_over_http(small_server: LiveServer) -> None:
-    """More resets without an id than the per-client quota (2) and the store (3) hold, each
+    """More resets without an id than the per-client quota (2) and the store (8) hold, each
     with its steps: every one is served, as CleanifyAI's clients expect."""
     with http_from(small_server, "127.0.0.1") as one:
         answers = []
-        for _ in range(8):
+        for _ in range(10):
             answers.append(one.post(f"/reset/{TASK}", json={}).status_code)
             step = one.post(f"/step/{TASK}", json={"operation": "remove_duplicates"})
             answers.append(step.status_code)
             assert step.json()["observation"]["step"] == 1
-        assert answers == [200] * 16
+        assert answers == [200] * 20

@@ -216,28 +216,31 @@ def test_a_leaderboard_ws_join_reaches_its_episode(server: str) -> None:
 
 @pytest.mark.needs("haproxy")
 def test_caps_and_quotas_hold_across_processes(tmp_path: Path) -> None:
-    """Caps of 3 episodes, 2 per client and 3 sessions count both processes together: the
-    processes' shares (1 each) would refuse a client's second episode on process 0 and
-    serve its third on process 1."""
+    """Caps of 8 episodes, 2 per client (a quarter of 8, the most a quota may be) and 3
+    sessions count both processes together: the processes' shares (1 each) would refuse a
+    client's second episode on process 0 and serve its third on process 1."""
     caps = {
-        "DCE_MAX_EPISODES": "3",
+        "DCE_MAX_EPISODES": "8",
         "DCE_EPISODES_PER_CLIENT": "2",
         "DCE_MAX_SESSIONS": "3",
         "DCE_CREATION_BURST": "100",
     }
     process, url = start_server(tmp_path, caps)
     try:
-        zero, one = homed(0, 3, "cap"), homed(1, 2, "cap")
+        zero, one = homed(0, 6, "cap"), homed(1, 5, "cap")
         statuses = [reset(url, "203.0.113.71", {"episode_id": i}).status_code for i in zero[:2]]
         assert statuses == [200, 200]
         quota = reset(url, "203.0.113.71", {"episode_id": one[0]})
         assert (quota.status_code, quota.json()["code"]) == (503, "CLIENT_QUOTA_REACHED")
         assert quota.headers["retry-after"] == "30"
         assert reset(url, "203.0.113.72", {"episode_id": one[0]}).status_code == 200
-        for episode_id in (zero[2], one[1]):  # three held: full on both processes
+        fill = [(74, zero[2]), (74, one[1]), (75, zero[3]), (75, one[2]), (76, zero[4])]
+        for client, episode_id in fill:  # eight held, on both processes
+            assert reset(url, f"203.0.113.{client}", {"episode_id": episode_id}).status_code == 200
+        for episode_id in (zero[5], one[3]):  # full on both processes
             full = reset(url, "203.0.113.73", {"episode_id": episode_id})
             assert (full.status_code, full.json()["code"]) == (503, "SERVER_FULL"), full.text
-            assert full.json()["detail"].startswith("the server holds its maximum of 3 episodes")
+            assert full.json()["detail"].startswith("the server holds its maximum of 8 episodes")
             assert full.headers["retry-after"].isdigit()
         # Sessions: three sockets held open (on both processes), the fourth is refused.
         ws = url.replace("http://", "ws://")

@@ -31,6 +31,14 @@ from dataclean_env.operations.program import MAX_PROGRAM_STEPS
 from dataclean_env.operations.rows import MAX_ROW_IDS, MAX_SHOWN_ROWS
 from dataclean_env.operations.text import MAX_REPEAT_PRODUCT
 from dataclean_env.sandbox.sql_jobs import MAX_RESULT_ROWS
+from dataclean_env.server.client_limits import (
+    CAP_SHARE,
+    PUBLIC_CREATION_BURST,
+    PUBLIC_CREATION_RATE_PER_SECOND,
+    PUBLIC_EPISODES_PER_CLIENT,
+    PUBLIC_SESSIONS_PER_CLIENT,
+    largest_quota,
+)
 from dataclean_env.server.table_view import MAX_PAGE
 from dataclean_env.settings import Settings, bundled_datasets
 from dataclean_env.tasks.custom import LABEL_BUDGET, TaskFile, load_custom_task
@@ -81,8 +89,8 @@ def test_api_md_states_the_limits_settings_default_to() -> None:
         f"request headers within {s.header_seconds:g} s and bodies within "
         f"{s.body_seconds:g} s, one step ≤ {s.step_seconds:g} s of engine time",
         f"a cell ≤ {s.max_cell_chars:,} characters and a table ≤ {s.max_table_chars:,}",
-        f"session creations ≤ {s.creation_burst} at once then "
-        f"{s.creation_rate_per_second:g} per second per client",
+        f"session creations ≤ {PUBLIC_CREATION_BURST} at once then "
+        f"{PUBLIC_CREATION_RATE_PER_SECOND:g} per second per client",
         f"expire after {s.detached_session_seconds:g} s unused",
         f"a `/ws` connection silent for {s.ws_idle_seconds / 60:g} minutes is closed",
     ]
@@ -151,3 +159,20 @@ def test_benchmark_md_states_the_suites_and_the_leaderboards_numbers() -> None:
 
 def test_design_md_states_the_step_time_limit() -> None:
     assert missing("docs/DESIGN.md", [f"(a {DEFAULTS.step_seconds:g} s step)"]) == []
+
+
+def test_training_md_states_the_session_limits() -> None:
+    s = DEFAULTS
+    phrases = [
+        f"At most `DCE_MAX_SESSIONS` ({s.max_sessions}) sessions at once",
+        f"a batch of {s.max_sessions} rollouts from one machine is served",
+        f"one address may hold {PUBLIC_SESSIONS_PER_CLIENT} open sessions and "
+        f"{PUBLIC_EPISODES_PER_CLIENT} REST episodes, and open {PUBLIC_CREATION_BURST} "
+        f"sessions or resets at once, then {PUBLIC_CREATION_RATE_PER_SECOND:g} per second",
+        f"a concurrency of at most {PUBLIC_SESSIONS_PER_CLIENT} there",
+        f"whose quota is a quarter of the cap ({largest_quota(s.max_sessions)} sessions of "
+        f"{s.max_sessions}, {largest_quota(s.max_episodes)} episodes of {s.max_episodes})",
+        f"(`DCE_MAX_EPISODES=8`: {largest_quota(8)} episodes per client)",
+    ]
+    assert CAP_SHARE == 4  # "a quarter"
+    assert missing("docs/training.md", phrases) == []

@@ -19,7 +19,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dataclean_env.errors import InvalidSubmission, InvalidToken, TokenRequired
+from dataclean_env.errors import InvalidSubmission, TokenRequired
 from dataclean_env.leaderboard import tokens
 from dataclean_env.leaderboard.names import MODEL_LENGTH, NAME_LENGTH, board_name
 from dataclean_env.leaderboard.service import MAX_ROLLOUTS, Leaderboard
@@ -180,10 +180,7 @@ def _submitter(request: Request, board: Leaderboard, settings: Settings) -> Subm
                 "Authorization: Bearer <token> (ask its administrator for one)"
             )
         return None
-    scheme, _, token = given.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise InvalidToken("Authorization must be: Bearer <token>")
-    return tokens.submitter(board.open(), token.strip())
+    return tokens.submitter(board.open(), tokens.bearer(given))
 
 
 @router.get("/leaderboard/runs/{run_id}")

@@ -15,7 +15,6 @@ a compact action schema (`GET /schema/compact?task_id=...`, about a tenth of the
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -74,10 +73,10 @@ class DataCleaningTaskset(vf.Taskset[DataCleaningTask, DataCleaningConfig]):
     def load(self) -> Iterator[DataCleaningTask]:
         config = self.config
         assert config.base_url is not None, "the data-cleaning taskset plays a running server"
-        resets = instance_resets(
-            task_ids(config.base_url, config.families), parse_seeds(config.seeds), config.split
+        resets = training_rows(
+            config.base_url, config.families, config.seeds, config.split, config.num_tasks
         )
-        for reset in resets[: config.num_tasks]:
+        for reset in resets:
             yield DataCleaningTask(
                 DataCleaningData(
                     name=f"{reset['task_id']}/{reset['split']}/{reset['seed']}",
@@ -154,42 +153,17 @@ async def fetch_action_schema(base_url: str, task_id: str | None, compact: bool)
         return response.json()["action"]
 
 
-def task_ids(base_url: str, families: list[str]) -> list[str]:
-    """Expand family names (and `all`) into task ids with the server's `GET /tasks`."""
-    listing = httpx.get(f"{base_url.rstrip('/')}/tasks", timeout=30)
-    listing.raise_for_status()
-    body = listing.json()
-    by_family = {family["name"]: family["task_ids"] for family in body.get("families", [])}
-    known = [task["task_id"] for task in body["tasks"]]
-    chosen: list[str] = []
-    for name in families:
-        if name == "all":
-            chosen += known
-        elif name in by_family:
-            chosen += by_family[name]
-        elif name in known:
-            chosen.append(name)
-        else:
-            raise ValueError(
-                f"unknown family or task {name!r}; known: {sorted(by_family)} and {known}"
-            )
-    return list(dict.fromkeys(chosen))
-
-
-def instance_resets(task_ids: list[str], seeds: list[int], split: str) -> list[dict[str, Any]]:
-    """Reset arguments, seed by seed, so a prefix of the list covers every task."""
-    return [
-        {"task_id": task_id, "seed": seed, "split": split} for seed in seeds for task_id in task_ids
-    ]
-
-
-def parse_seeds(text: str) -> list[int]:
-    """'0-9', '3,5,7' or '0-4,10' -> the listed seeds, in order, without repeats."""
-    seeds: list[int] = []
-    for part in (p.strip() for p in str(text).split(",") if p.strip()):
-        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
-        if match is None:
-            raise ValueError(f"bad seeds {text!r}: use lists and ranges like '0-4,10'")
-        first, last = int(match[1]), int(match[2] or match[1])
-        seeds += [s for s in range(first, last + 1) if s not in seeds]
-    return seeds
+def training_rows(
+    base_url: str, families: list[str], seeds: str, split: str, n: int | None
+) -> list[dict[str, Any]]:
+    """The environment's own rows (`GET /tasks/rows`, `dataclean_env.training.rows` on the
+    server): reset arguments per task and seed, seed by seed, so a prefix covers every task."""
+    params: dict[str, Any] = {"families": ",".join(families), "split": split, "seeds": seeds}
+    if n is not None:
+        params["n"] = n
+    answer = httpx.get(f"{base_url.rstrip('/')}/tasks/rows", params=params, timeout=30)
+    if answer.status_code == 400:  # an unknown family or a bad seed list: the server's words
+        raise ValueError(answer.json().get("detail", answer.text))
+    answer.raise_for_status()
+    rows: list[dict[str, Any]] = answer.json()["rows"]
+    return rows
