@@ -175,12 +175,26 @@ class TableBudget:
             self.max_history = max(self.max_history, HISTORY_BYTES_PER_CELL * cells)
         self._lists = list(snapshot.values.values())  # keeps the ids above valid
 
+    def _edited_chars(self, snapshot: Snapshot, column: str) -> tuple[int, int] | None:
+        """A column's (text, longest cell) from those of the list a step edited, by the
+        cells it touched alone (the longest an upper bound: a shortened cell is not looked
+        for), or None when not known."""
+        edit = snapshot.edits.get(column)
+        if edit is None or edit.after is not snapshot.values[column]:
+            return None
+        base = self._chars.get(id(edit.before))
+        if base is None or snapshot.kinds[column] != Kind.STR:
+            return None
+        new_total, new_longest = _text_chars([edit.after[i] for i in edit.at])
+        old_total, _ = _text_chars([edit.before[i] for i in edit.at])
+        return base[0] + new_total - old_total, max(base[1], new_longest)
+
     def admit(self, snapshot: Snapshot) -> TableBudget:
         chars = {}
         for column, values in snapshot.values.items():
             known = self._chars.get(id(values))
             if known is None:
-                known = _column_chars(snapshot, column)
+                known = self._edited_chars(snapshot, column) or _column_chars(snapshot, column)
                 if known[1] > self.max_cell:
                     raise TooLarge(
                         f"a cell of {column!r} would hold {known[1]} characters; "

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from dataclean_env.engine.deferred import Table, derive, frame_of
-from dataclean_env.engine.snapshot import Snapshot
+from dataclean_env.engine.snapshot import Edit, Snapshot
 from dataclean_env.engine.values import MISSING, Kind
 from dataclean_env.errors import InvalidParameters, OperationFailed
 from dataclean_env.operations.registry import OpContext, OpResult
@@ -123,11 +123,16 @@ def _text_dtype(dtype: Any) -> bool:
 
 
 def rewrite_columns_lazily(
-    table: Table, ctx: OpContext, new_values: dict[str, list[Any]], what: str
+    table: Table,
+    ctx: OpContext,
+    new_values: dict[str, list[Any]],
+    what: str,
+    touched: dict[str, list[int]],
 ) -> OpResult:
     """`rewrite_columns` with the DataFrame deferred when every column rewritten is of
     text (object or string dtype): the new snapshot is then `new_values` themselves, which
-    is what reading the rebuilt columns back would give. Other columns are rebuilt now."""
+    is what reading the rebuilt columns back would give, with the positions each column's
+    new cells may differ at (`touched`) as its `Edit`. Other columns are rebuilt now."""
     snapshot = ctx.snapshot_of(table)
     if not all(_text_dtype(snapshot.dtypes[c]) for c in new_values):
         return rewrite_columns(frame_of(table), ctx, new_values, what)
@@ -141,7 +146,11 @@ def rewrite_columns_lazily(
 
     message = f"{what}: {', '.join(f'{c} ({counts[c]})' for c in changed)}."
     cells = {c: (new, snapshot.dtypes[c]) for c, new in changed.items()}
-    return OpResult(derive(table, build), message, snapshot.with_values(cells))
+    edits = {
+        c: Edit(snapshot.values[c], new, tuple(sorted(set(touched[c]))))
+        for c, new in changed.items()
+    }
+    return OpResult(derive(table, build), message, snapshot.with_values(cells, edits))
 
 
 def rewrite_rows(

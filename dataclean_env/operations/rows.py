@@ -181,6 +181,7 @@ def set_cells(table: Table, params: SetCellsParams, ctx: OpContext) -> OpResult:
         seen.add(cell)
     rows = _rows_by_id(table, ctx, [a.row_id for a in assignments])
     new: dict[str, list[Any]] = {}
+    touched: dict[str, list[int]] = {}
     for assignment, positions in zip(assignments, rows, strict=True):
         column = assignment.column
         value = _cell_value(column, snapshot.kinds[column], assignment.value)
@@ -189,7 +190,8 @@ def set_cells(table: Table, params: SetCellsParams, ctx: OpContext) -> OpResult:
             cells = new[column] = list(snapshot.values[column])
         for i in positions:
             cells[i] = value
-    return rewrite_columns_lazily(table, ctx, new, "set_cells")
+        touched.setdefault(column, []).extend(positions)
+    return rewrite_columns_lazily(table, ctx, new, "set_cells", touched)
 
 
 class ShowRowsParams(Params):
