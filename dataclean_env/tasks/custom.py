@@ -24,6 +24,7 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -268,8 +269,17 @@ class CustomFamily:
 
     def make(self, task_id: str, seed: int | None, split: str = "train") -> Task:
         loaded = self.tasks[task_id]
+        if seed is None:
+            # The table as loaded: one Task, so every reset of it shares its opening (the
+            # registry keeps small tasks itself; a large table's opening is read once here).
+            return self._unshuffled(task_id)
         dirty = shuffled(loaded.dirty, seed)
         return Task(loaded.spec, dirty, loaded.grader, seed, solution=loaded.plan)
+
+    @cache  # noqa: B019  (one entry per loaded task, kept as long as the family)
+    def _unshuffled(self, task_id: str) -> Task:
+        loaded = self.tasks[task_id]
+        return Task(loaded.spec, loaded.dirty, loaded.grader, None, solution=loaded.plan)
 
 
 def labelled_variant(spec: TaskSpec) -> TaskSpec:
