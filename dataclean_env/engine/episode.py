@@ -419,7 +419,9 @@ def _check(episode: Episode, op: Any, params: Any) -> _Checked:
         )
     labelled = _labelled_after(episode, params) if op.name == LABEL_OPERATION else episode.labelled
     parameters = params.model_dump(exclude_none=True)
-    text, size = check_parameters(parameters, episode.limits, episode._history_bytes)
+    text, size = check_parameters(
+        parameters, episode.limits, episode._history_bytes, episode._budget.max_history
+    )
     record = ActionRecord(op.name, parameters, op.rank, op.repeatable)
     history = tuple(r.operation for r in episode.history)
     return _Checked(op, params, record, text, size, labelled, history)

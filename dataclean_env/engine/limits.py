@@ -74,11 +74,12 @@ def raise_time_limit() -> NoReturn:
 
 
 def check_parameters(
-    parameters: dict[str, Any], limits: EngineLimits, kept: int = 0
+    parameters: dict[str, Any], limits: EngineLimits, kept: int = 0, max_history: int | None = None
 ) -> tuple[str, int]:
     """An action's parameters are kept in the history: bound their size, and with the `kept`
-    bytes of the steps before, the history's; refuse bad text, and integers no float
-    holds. Gives their JSON text and its size in bytes."""
+    bytes of the steps before, the history's (`max_history`, default the limits'); refuse
+    bad text, and integers no float holds. Gives their JSON text and its size in bytes."""
+    history_limit = limits.max_history_bytes if max_history is None else max_history
     text = json.dumps(parameters, ensure_ascii=False)
     try:
         size = len(text.encode("utf-8"))
@@ -88,10 +89,10 @@ def check_parameters(
         raise TooLarge(
             f"the parameters take {size} bytes as JSON; at most {limits.max_action_bytes}"
         )
-    if kept + size > limits.max_history_bytes:
+    if kept + size > history_limit:
         raise TooLarge(
             f"the episode's history would hold {kept + size} bytes of parameters; at most "
-            f"{limits.max_history_bytes} (reset to start a new episode)"
+            f"{history_limit} (reset to start a new episode)"
         )
     # JSON's integers have any size; past a float's (309 digits or more) pandas and math
     # raise OverflowError. Shorter text holds none.
@@ -141,12 +142,23 @@ def _column_chars(snapshot: Snapshot, column: str) -> tuple[int, int]:
     return _text_chars(snapshot.values[column])
 
 
+# A task whose table starts with more text than the limit allows may grow by half its
+# starting text (repairs fill missing cells), and its history may hold this many bytes of
+# parameters per cell: room to rewrite every cell with `set_cells`. A table within the
+# limit (every bundled task) keeps the limits as they are set.
+TABLE_GROWTH = 1.5
+HISTORY_BYTES_PER_CELL = 64
+
+
 class TableBudget:
     """The text a table holds, per column values list; `admit` checks the next table.
 
-    A task's own data may exceed the limits (a custom dataset's long cells); a step may not
-    grow a table past `max(limit, what the task started with)`. Columns a step did not
-    touch keep their list object in the next snapshot, so only changed columns are counted.
+    A task's own data may exceed the limits (a custom dataset's long cells, a large table):
+    a step may not make a cell longer than `max(limit, the longest the task started with)`.
+    A table that starts within the text limit may not grow past it; one that starts beyond
+    it may grow to TABLE_GROWTH times its starting text, and its episode's history may hold
+    `max(limit, HISTORY_BYTES_PER_CELL x its cells)` bytes of parameters. Columns a step did not touch keep their list object in the next snapshot, so
+    only changed columns are counted.
     """
 
     def __init__(self, limits: EngineLimits, snapshot: Snapshot):
@@ -155,16 +167,34 @@ class TableBudget:
         start_total = sum(total for total, _ in self._chars.values())
         self.total = start_total  # characters of text in the table
         start_longest = max((longest for _, longest in self._chars.values()), default=0)
-        self.max_table = max(limits.max_table_chars, start_total)
         self.max_cell = max(limits.max_cell_chars, start_longest)
+        self.max_table, self.max_history = limits.max_table_chars, limits.max_history_bytes
+        if start_total > limits.max_table_chars:
+            self.max_table = math.ceil(TABLE_GROWTH * start_total)
+            cells = snapshot.n_rows * len(snapshot.columns)
+            self.max_history = max(self.max_history, HISTORY_BYTES_PER_CELL * cells)
         self._lists = list(snapshot.values.values())  # keeps the ids above valid
+
+    def _edited_chars(self, snapshot: Snapshot, column: str) -> tuple[int, int] | None:
+        """A column's (text, longest cell) from those of the list a step edited, by the
+        cells it touched alone (the longest an upper bound: a shortened cell is not looked
+        for), or None when not known."""
+        edit = snapshot.edits.get(column)
+        if edit is None or edit.after is not snapshot.values[column]:
+            return None
+        base = self._chars.get(id(edit.before))
+        if base is None or snapshot.kinds[column] != Kind.STR:
+            return None
+        new_total, new_longest = _text_chars([edit.after[i] for i in edit.at])
+        old_total, _ = _text_chars([edit.before[i] for i in edit.at])
+        return base[0] + new_total - old_total, max(base[1], new_longest)
 
     def admit(self, snapshot: Snapshot) -> TableBudget:
         chars = {}
         for column, values in snapshot.values.items():
             known = self._chars.get(id(values))
             if known is None:
-                known = _column_chars(snapshot, column)
+                known = self._edited_chars(snapshot, column) or _column_chars(snapshot, column)
                 if known[1] > self.max_cell:
                     raise TooLarge(
                         f"a cell of {column!r} would hold {known[1]} characters; "
@@ -178,5 +208,6 @@ class TableBudget:
             )
         nxt = object.__new__(TableBudget)
         nxt.limits, nxt.max_table, nxt.max_cell = self.limits, self.max_table, self.max_cell
+        nxt.max_history = self.max_history
         nxt._chars, nxt._lists, nxt.total = chars, list(snapshot.values.values()), total
         return nxt

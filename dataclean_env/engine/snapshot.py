@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from dataclasses import dataclass, replace
-from typing import Any, cast
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import pandas as pd
@@ -51,6 +52,16 @@ def _date_cells(series: pd.Series) -> list[Any]:
     return list(map(stamps.__getitem__, which.tolist()))
 
 
+class Edit(NamedTuple):
+    """How a step made a column's values list `after`: from `before`, by changing the cells
+    at positions `at` (and no other). The grader and the text budget then update what they
+    counted on `before` by those cells alone."""
+
+    before: list[Any]
+    after: list[Any]
+    at: tuple[int, ...]
+
+
 @dataclass(frozen=True)
 class Snapshot:
     columns: tuple[str, ...]
@@ -59,6 +70,10 @@ class Snapshot:
     values: dict[str, list[Any]]  # missing cells are MISSING
     n_rows: int
     dtypes: dict[str, Any]  # the pandas dtype of each column (lazy operations read it)
+    # Columns the step that made this snapshot edited cell by cell (see `Edit`); a reader
+    # checks `edit.after is values[column]`, so an edit carried along by a later
+    # derivation is never mistaken for that derivation's own.
+    edits: Mapping[str, Edit] = field(default_factory=dict)
 
     @classmethod
     def of(cls, table: pd.DataFrame) -> Snapshot:
@@ -122,13 +137,13 @@ class Snapshot:
     def with_rows(self, keep: list[int]) -> Snapshot:
         """The snapshot of the table reduced to the rows at positions `keep`, in order."""
         if not keep:
-            return replace(self, values={c: [] for c in self.values}, n_rows=0)
+            return replace(self, values={c: [] for c in self.values}, n_rows=0, edits={})
         pick = operator.itemgetter(*keep)  # one C call per column
         if len(keep) == 1:
             values = {c: [pick(column)] for c, column in self.values.items()}
         else:
             values = {c: list(pick(column)) for c, column in self.values.items()}
-        return replace(self, values=values, n_rows=len(keep))
+        return replace(self, values=values, n_rows=len(keep), edits={})
 
     def renamed(self, names: list[str]) -> Snapshot:
         """The snapshot with its columns renamed positionally to `names`."""
@@ -140,14 +155,18 @@ class Snapshot:
             dtype_names={new: self.dtype_names[old] for old, new in pairs},
             values={new: self.values[old] for old, new in pairs},
             dtypes={new: self.dtypes[old] for old, new in pairs},
+            edits={},
         )
 
     def with_columns(self, changed: dict[str, pd.Series]) -> Snapshot:
         """The snapshot with the columns in `changed` (same names) replaced."""
         return self.with_values({c: (_cells(s), s.dtype) for c, s in changed.items()})
 
-    def with_values(self, changed: dict[str, tuple[list[Any], Any]]) -> Snapshot:
-        """The snapshot with the columns in `changed` replaced by (cells, pandas dtype)."""
+    def with_values(
+        self, changed: dict[str, tuple[list[Any], Any]], edits: Mapping[str, Edit] | None = None
+    ) -> Snapshot:
+        """The snapshot with the columns in `changed` replaced by (cells, pandas dtype), and
+        the `edits` that made them, if known."""
         kinds, names, values = dict(self.kinds), dict(self.dtype_names), dict(self.values)
         dtypes = dict(self.dtypes)
         for column, (cells, dtype) in changed.items():
@@ -155,4 +174,6 @@ class Snapshot:
             names[column] = dtype_name(dtype)
             values[column] = cells
             dtypes[column] = dtype
-        return replace(self, kinds=kinds, dtype_names=names, values=values, dtypes=dtypes)
+        return replace(
+            self, kinds=kinds, dtype_names=names, values=values, dtypes=dtypes, edits=edits or {}
+        )

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from dataclean_env.engine.int_keys import int_keys, integer_of
-from dataclean_env.engine.snapshot import Snapshot
+from dataclean_env.engine.snapshot import Edit, Snapshot
 from dataclean_env.engine.values import (
     MISSING,
     NUMERIC_KINDS,
@@ -410,7 +410,10 @@ class CellRepairGrader:
         if hit is not None and hit[0] is values and hit[1] is alignment:
             counts: tuple[int, int, int] = hit[2]
             return counts
-        if column.kind in (None, Kind.STR):
+        edited = self._edited_counts(column, snapshot.edits.get(name), values, kind, alignment)
+        if edited is not None:
+            result = edited
+        elif column.kind in (None, Kind.STR):
             result = (errors, *_text_column_counts(column, values, kind, alignment))
         else:
             right, changed = _column_state(column, values, kind, alignment)
@@ -422,6 +425,37 @@ class CellRepairGrader:
             result = (errors, sum(changed), repaired)
         self._remember(cache_key, (values, alignment, result))
         return result
+
+    def _edited_counts(
+        self,
+        column: GradedColumn,
+        edit: Edit | None,
+        values: list[Any],
+        kind: Kind,
+        alignment: _Alignment,
+    ) -> tuple[int, int, int] | None:
+        """A text-compared column's counts from those of the list a step edited, updated by
+        the cells it touched alone; None when they are not known (no edit, the counts of
+        `edit.before` no longer cached, or rows that moved)."""
+        if edit is None or edit.after is not values or column.kind not in (None, Kind.STR):
+            return None
+        if not alignment.identity:
+            return None
+        hit = self._cache.get(("cells", column.position, id(edit.before), id(alignment), kind))
+        if hit is None or hit[0] is not edit.before or hit[1] is not alignment:
+            return None
+        errors, changed, repaired = hit[2]
+        graded = len(column.clean)  # table rows past these are extra rows, not graded here
+        for at in edit.at:
+            if at >= graded:
+                continue
+            old, new = cell_text(edit.before[at]), cell_text(values[at])
+            dirty = column.dirty[at]
+            changed += (new != dirty) - (old != dirty)
+            if not column.dirty_right[at]:
+                clean = column.clean[at]
+                repaired += (new == clean) - (old == clean)
+        return errors, changed, repaired
 
     def _remember(self, key: tuple[Any, ...], entry: tuple[Any, ...]) -> None:
         # Entries hold references to the lists they were computed from, so an id cannot be

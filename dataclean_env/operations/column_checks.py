@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dataclean_env.engine.deferred import Table, derive
-from dataclean_env.engine.snapshot import Snapshot
+from dataclean_env.engine.deferred import Table, derive, frame_of
+from dataclean_env.engine.snapshot import Edit, Snapshot
 from dataclean_env.engine.values import MISSING, Kind
 from dataclean_env.errors import InvalidParameters, OperationFailed
 from dataclean_env.operations.registry import OpContext, OpResult
@@ -78,19 +78,27 @@ def kept_rows(table: Table, snapshot: Snapshot, keep: list[int], message: str) -
     )
 
 
-def _rewritten(
-    table: pd.DataFrame, column: str, old: list[Any], new: list[Any]
-) -> tuple[pd.Series | None, int]:
-    """The column rebuilt from `new` (snapshot form), and how many cells differ from `old`."""
+def _changes(old: list[Any], new: list[Any]) -> int:
+    """How many cells of `new` (snapshot form) differ from `old`."""
     # `!=` in one C map: an unchanged cell is the very same object (or an equal one), and
     # snapshots hold no NaN (missing is MISSING), so identity never disagrees with `==`.
     if len(old) != len(new):
         raise ValueError("a rewritten column must keep its length")
-    count = sum(map(operator.ne, old, new))
-    if not count:
-        return None, 0
+    return sum(map(operator.ne, old, new))
+
+
+def _column_series(table: pd.DataFrame, column: str, new: list[Any]) -> pd.Series:
+    """The column rebuilt from `new` (snapshot form), of the column's dtype."""
     values = [np.nan if v is MISSING else v for v in new] if MISSING in new else new
-    return pd.Series(values, index=table.index, dtype=table[column].dtype), count
+    return pd.Series(values, index=table.index, dtype=table[column].dtype)
+
+
+def _rewritten(
+    table: pd.DataFrame, column: str, old: list[Any], new: list[Any]
+) -> tuple[pd.Series | None, int]:
+    """The column rebuilt from `new` (snapshot form), and how many cells differ from `old`."""
+    count = _changes(old, new)
+    return (_column_series(table, column, new) if count else None), count
 
 
 def rewrite_columns(
@@ -108,6 +116,41 @@ def rewrite_columns(
         return OpResult(table, f"{what}: no cell changed.")
     result = replace_columns(table, changed)
     return OpResult(result, f"{what}: {', '.join(counts)}.", snapshot.with_columns(changed))
+
+
+def _text_dtype(dtype: Any) -> bool:
+    return isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "O")
+
+
+def rewrite_columns_lazily(
+    table: Table,
+    ctx: OpContext,
+    new_values: dict[str, list[Any]],
+    what: str,
+    touched: dict[str, list[int]],
+) -> OpResult:
+    """`rewrite_columns` with the DataFrame deferred when every column rewritten is of
+    text (object or string dtype): the new snapshot is then `new_values` themselves, which
+    is what reading the rebuilt columns back would give, with the positions each column's
+    new cells may differ at (`touched`) as its `Edit`. Other columns are rebuilt now."""
+    snapshot = ctx.snapshot_of(table)
+    if not all(_text_dtype(snapshot.dtypes[c]) for c in new_values):
+        return rewrite_columns(frame_of(table), ctx, new_values, what)
+    counts = {c: _changes(snapshot.values[c], new) for c, new in new_values.items()}
+    changed = {c: new for c, new in new_values.items() if counts[c]}
+    if not changed:
+        return OpResult(table, f"{what}: no cell changed.")
+
+    def build(frame: pd.DataFrame) -> pd.DataFrame:
+        return replace_columns(frame, {c: _column_series(frame, c, v) for c, v in changed.items()})
+
+    message = f"{what}: {', '.join(f'{c} ({counts[c]})' for c in changed)}."
+    cells = {c: (new, snapshot.dtypes[c]) for c, new in changed.items()}
+    edits = {
+        c: Edit(snapshot.values[c], new, tuple(sorted(set(touched[c]))))
+        for c, new in changed.items()
+    }
+    return OpResult(derive(table, build), message, snapshot.with_values(cells, edits))
 
 
 def rewrite_rows(

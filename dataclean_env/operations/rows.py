@@ -1,20 +1,25 @@
-"""Row-level operations: drop_rows, set_cell, and show_rows to look further down the table.
+"""Row-level operations: drop_rows, set_cell, set_cells, and show_rows to look further down.
 
 A row id is the value of the task's protected key column (the column its description names;
 `row_id` for a custom dataset without a key). Ids stay with their rows whatever else the
 agent does, and they are what the sample rows already show. Every row carrying an id is
 addressed, so the near-duplicate copies of a record are dropped or corrected together.
+
+`set_cells` is `set_cell` for a batch: up to MAX_CELL_ASSIGNMENTS cells in one step, all or
+nothing, each value at most MAX_VALUE_CHARS characters. The grader still scores cell by
+cell, so a batch earns exactly what its cells set one at a time would.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import pandas as pd
 from pydantic import Field
 
+from dataclean_env.engine.deferred import Table
 from dataclean_env.engine.int_keys import int_keys, integer_of
 from dataclean_env.engine.values import MISSING, NUMERIC_KINDS, Kind
 from dataclean_env.errors import InvalidParameters, OperationFailed
@@ -22,6 +27,7 @@ from dataclean_env.grading.gold_facts import key_text
 from dataclean_env.operations.column_checks import (
     require_columns,
     require_modifiable,
+    rewrite_columns_lazily,
     rewrite_rows,
     sample,
     take_rows,
@@ -33,6 +39,8 @@ RowId = int | str
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_ROW_IDS = 1000
 MAX_SHOWN_ROWS = 50
+MAX_CELL_ASSIGNMENTS = 1000  # cells one set_cells step may set
+MAX_VALUE_CHARS = 1000  # characters of one value set_cells may write (the default cell limit)
 
 
 def _key_column(ctx: OpContext) -> str:
@@ -41,7 +49,7 @@ def _key_column(ctx: OpContext) -> str:
     return next(iter(ctx.protected_columns))
 
 
-def _rows_by_id(table: pd.DataFrame, ctx: OpContext, row_ids: list[RowId]) -> list[list[int]]:
+def _rows_by_id(table: Table, ctx: OpContext, row_ids: list[RowId]) -> list[list[int]]:
     """The row positions of each id (all or nothing: an unknown id refuses the step)."""
     key = _key_column(ctx)
     positions = _positions(ctx.snapshot_of(table).values[key], {key_text(r) for r in row_ids})
@@ -130,6 +138,60 @@ def _cell_value(column: str, kind: Kind, value: str | int | float | bool | None)
     if kind == Kind.FLOAT and not math.isfinite(cell):
         raise InvalidParameters(f"column {column!r} needs a finite number, not {value!r}")
     return int(cell) if kind == Kind.INT else cell
+
+
+class CellAssignment(Params):
+    row_id: RowId = Field(description="Key value of the row (all rows with this key).")
+    column: str
+    value: Annotated[str, Field(max_length=MAX_VALUE_CHARS)] | int | float | bool | None = Field(
+        description="The new value, of the column's type (dates as ISO text); null empties it."
+    )
+
+
+class SetCellsParams(Params):
+    cells: list[CellAssignment] = Field(
+        min_length=1,
+        max_length=MAX_CELL_ASSIGNMENTS,
+        description='Assignments like {"row_id": 7, "column": "city", "value": "Boston"}.',
+    )
+
+
+@operation(
+    "set_cells",
+    SetCellsParams,
+    rank=2,
+    repeatable=True,
+    lazy=True,
+    description=(
+        f"Set up to {MAX_CELL_ASSIGNMENTS} cells at once, each as `set_cell` would; all or nothing."
+    ),
+)
+def set_cells(table: Table, params: SetCellsParams, ctx: OpContext) -> OpResult:
+    snapshot = ctx.snapshot_of(table)
+    assignments = params.cells
+    require_columns(snapshot, dict.fromkeys(a.column for a in assignments))
+    require_modifiable(ctx, {a.column for a in assignments})
+    seen: set[tuple[str | None, str]] = set()
+    for assignment in assignments:
+        cell = (key_text(assignment.row_id), assignment.column)
+        if cell in seen:
+            raise InvalidParameters(
+                f"row_id {assignment.row_id!r}, column {assignment.column!r} is set twice"
+            )
+        seen.add(cell)
+    rows = _rows_by_id(table, ctx, [a.row_id for a in assignments])
+    new: dict[str, list[Any]] = {}
+    touched: dict[str, list[int]] = {}
+    for assignment, positions in zip(assignments, rows, strict=True):
+        column = assignment.column
+        value = _cell_value(column, snapshot.kinds[column], assignment.value)
+        cells = new.get(column)
+        if cells is None:
+            cells = new[column] = list(snapshot.values[column])
+        for i in positions:
+            cells[i] = value
+        touched.setdefault(column, []).extend(positions)
+    return rewrite_columns_lazily(table, ctx, new, "set_cells", touched)
 
 
 class ShowRowsParams(Params):

@@ -3,7 +3,8 @@
 Task folders are the sub-folders of `datasets/` that task_metadata.json does not claim, and
 the sub-folders of every folder listed in EXTRA_DATASETS (separated like PATH). The task is
 named after its folder. An optional task.json gives `description`, `key` (the column that
-identifies a row), `operations` (allowed), `max_steps`, `difficulty`, `columns` (dirty
+identifies a row), `operations` (allowed), `max_steps` (default: `repair_budget`, enough
+for the reference repair and for `set_cells` to rewrite every wrong cell), `difficulty`, `columns` (dirty
 header -> clean header, when the files' columns cannot be matched by position), `types`
 (clean column -> int, float, bool, datetime or str: typed columns) and `grade_headers`.
 
@@ -23,6 +24,7 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,7 +38,7 @@ from dataclean_env.operations import canonical_name
 from dataclean_env.operations.claims import cleaning_operation_names
 from dataclean_env.operations.registry import CLAIM_OPERATIONS
 from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
-from dataclean_env.tasks.repair_plan import reference_plan
+from dataclean_env.tasks.repair_plan import DEFAULT_MAX_STEPS, reference_plan, repair_budget
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +56,7 @@ class TaskFile(BaseModel):
     description: str | None = None
     key: str | None = None
     operations: list[str] | None = Field(default=None, min_length=1)
-    max_steps: int = Field(default=30, ge=1, le=1000)
+    max_steps: int | None = Field(default=None, ge=1, le=1000)  # None: repair_budget
     difficulty: str = Field(default="custom", min_length=1, max_length=32)
     columns: dict[str, str] | None = None  # dirty header -> clean header
     types: dict[str, Literal["int", "float", "bool", "datetime", "str"]] = Field(
@@ -137,18 +139,23 @@ def load_custom_task(
     schema = {c: (Kind.INT if c == key else types.get(c, Kind.STR)) for c in gold.columns}
     plan = reference_plan(dirty, gold, key, column_map, operations)
     description = config.description or _describe(schema, key)
-    if len(plan) > config.max_steps:
+    max_steps = config.max_steps or repair_budget(grader.dirty_errors, len(plan))
+    if len(plan) > max_steps:
         # The oracle cannot reach gold here: say so rather than let its score mislead.
         description += (
-            f" Its reference repair takes {len(plan)} steps, more than the "
-            f"{config.max_steps} allowed."
+            f" Its reference repair takes {len(plan)} steps, more than the {max_steps} allowed."
+        )
+    elif max_steps > DEFAULT_MAX_STEPS and config.max_steps is None:
+        description += (
+            f" The step budget, {max_steps}, is computed from the table: it grows with the "
+            f"cells that need repair."
         )
     spec = TaskSpec(
         task_id=folder.name,
         family="custom",
         difficulty=config.difficulty,
         description=description,
-        max_steps=config.max_steps,
+        max_steps=max_steps,
         operations=operations,
         scoring=dict(WEIGHTS),
         target_schema=schema,
@@ -262,8 +269,17 @@ class CustomFamily:
 
     def make(self, task_id: str, seed: int | None, split: str = "train") -> Task:
         loaded = self.tasks[task_id]
+        if seed is None:
+            # The table as loaded: one Task, so every reset of it shares its opening (the
+            # registry keeps small tasks itself; a large table's opening is read once here).
+            return self._unshuffled(task_id)
         dirty = shuffled(loaded.dirty, seed)
         return Task(loaded.spec, dirty, loaded.grader, seed, solution=loaded.plan)
+
+    @cache  # noqa: B019  (one entry per loaded task, kept as long as the family)
+    def _unshuffled(self, task_id: str) -> Task:
+        loaded = self.tasks[task_id]
+        return Task(loaded.spec, loaded.dirty, loaded.grader, None, solution=loaded.plan)
 
 
 def labelled_variant(spec: TaskSpec) -> TaskSpec:

@@ -2,22 +2,35 @@
 
 Per column, a dirty value whose every occurrence has one clean value becomes an entry of
 that column's `map`; every other wrong cell (a missing one, or a value that is right in
-some rows and wrong in others) becomes a `set_cell`; dirty rows the clean file lacks are
-dropped. The steps are batched into `program`s, so the plan is about as short as the
-operations allow. Only the oracle baseline and the tests replay it; no agent sees it.
+some rows and wrong in others, as when sources conflict over one entity) becomes a cell
+assignment; dirty rows the clean file lacks are dropped. Assignments go in `set_cells`
+batches of MAX_CELL_ASSIGNMENTS when the task offers it (else one `set_cell` each); the
+other steps are batched into `program`s. Every step's parameters stay under
+PLAN_ACTION_BYTES of JSON, so the plan is about as short as the operations and the engine's
+limits allow, and `repair_budget` is a step budget it fits. Only the oracle baseline and
+the tests replay it; no agent sees it.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
 from dataclean_env.operations.program import MAX_PROGRAM_STEPS
-from dataclean_env.operations.rows import MAX_ROW_IDS
+from dataclean_env.operations.rows import MAX_CELL_ASSIGNMENTS, MAX_ROW_IDS
 
+T = TypeVar("T")
 MAX_MAPPING = 1000  # entries of one `map` (its parameter model's bound)
+# JSON bytes of one step's parameters: under the engine's default action limit (256 KiB).
+PLAN_ACTION_BYTES = 200_000
+# A task's step budget when neither it nor its repair asks for more (task.json's default),
+# and the steps a computed budget leaves beyond the repair.
+DEFAULT_MAX_STEPS = 30
+BUDGET_SLACK = 10
 
 
 def _text(value: Any) -> str:
@@ -54,7 +67,19 @@ def reference_plan(
                 "parameters": {"row_ids": extra[start : start + MAX_ROW_IDS]},
             }
         )
-    return tuple(_batched(steps, operations))
+    assignments = [s["parameters"] for s in steps if s["operation"] == "set_cell"]
+    others = [s for s in steps if s["operation"] != "set_cell"]
+    if "set_cells" not in operations:
+        return tuple(_batched(steps, operations))
+    return tuple(_batched(others, operations) + _set_cells(assignments))
+
+
+def repair_budget(errors: int, plan_steps: int) -> int:
+    """The step budget of a table with `errors` wrong cells whose reference repair takes
+    `plan_steps`: room for `set_cells` alone to rewrite every wrong cell (or for the plan,
+    if longer), BUDGET_SLACK steps more, and never less than DEFAULT_MAX_STEPS."""
+    needed = max(math.ceil(errors / MAX_CELL_ASSIGNMENTS), plan_steps)
+    return max(DEFAULT_MAX_STEPS, needed + BUDGET_SLACK)
 
 
 def _column_steps(
@@ -70,10 +95,14 @@ def _column_steps(
             if len(cleans) == 1 and (clean := next(iter(cleans))) != value.strip():
                 mapping[value] = clean
     steps: list[dict[str, Any]] = []
-    entries = sorted(mapping.items())
-    for start in range(0, len(entries), MAX_MAPPING):
-        chunk = dict(entries[start : start + MAX_MAPPING])
-        steps.append({"operation": "map", "parameters": {"column": column, "mapping": chunk}})
+    chunks = _chunks(sorted(mapping.items()), MAX_MAPPING)
+    if len(chunks) > 1:
+        # A later `map` step would map again what an earlier one wrote: a value the mapping
+        # writes that it also maps is set cell by cell instead.
+        mapping = {old: new for old, new in mapping.items() if new not in mapping}
+        chunks = _chunks(sorted(mapping.items()), MAX_MAPPING)
+    for chunk in chunks:
+        steps.append({"operation": "map", "parameters": {"column": column, "mapping": dict(chunk)}})
     for row_key, value, clean in zip(keys, values, wanted, strict=True):
         if _text(value) == clean or (not pd.isna(value) and str(value) in mapping):
             continue
@@ -90,6 +119,30 @@ def _batched(steps: list[dict[str, Any]], operations: tuple[str, ...]) -> list[d
     if "program" not in operations or len(steps) <= 1:
         return steps
     return [
-        {"operation": "program", "parameters": {"operations": steps[i : i + MAX_PROGRAM_STEPS]}}
-        for i in range(0, len(steps), MAX_PROGRAM_STEPS)
+        {"operation": "program", "parameters": {"operations": chunk}}
+        for chunk in _chunks(steps, MAX_PROGRAM_STEPS)
     ]
+
+
+def _set_cells(assignments: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`set_cells` steps making every assignment; a cell assigned twice (rows sharing a
+    key) keeps its last value, as `set_cell` steps in turn would leave it."""
+    last = {(str(a["row_id"]), a["column"]): a for a in assignments}
+    return [
+        {"operation": "set_cells", "parameters": {"cells": chunk}}
+        for chunk in _chunks(list(last.values()), MAX_CELL_ASSIGNMENTS)
+    ]
+
+
+def _chunks(items: list[T], most: int) -> list[list[T]]:
+    """`items` in order, in runs of at most `most` whose JSON stays under PLAN_ACTION_BYTES."""
+    chunks: list[list[T]] = []
+    size = 0
+    for item in items:
+        item_size = len(json.dumps(item, ensure_ascii=False).encode("utf-8")) + 2
+        if not chunks or len(chunks[-1]) == most or size + item_size > PLAN_ACTION_BYTES:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(item)
+        size += item_size
+    return chunks

@@ -78,3 +78,29 @@ def test_a_run_of_some_sections_is_named_in_the_header() -> None:
     header = f"# Benchmarks\n\n{full}\n{again.format('2026-12-02')}\n\n"
     assert second.split("## Goals")[0] == header
     assert first.split("## Goals")[0] == header.replace("12-02", "12-01")
+
+
+REAL = {"rows": 50_000, "cells": 400_000, "wrong": 140_000, "budget": 150, "plan_steps": 89}
+REAL |= {"set_cells_steps": 87, "f1": 1.0, "load": (12_000.0, 11_000.0)}
+REAL |= {"first_reset": (650.0, 600.0), "reset": (0.1, 0.1), "set_cells": (170.0, 160.4)}
+REAL |= {"set_cells_max": (400.0, 200.0), "noop_set_cells": (30.0, 7.0)}
+REAL |= {"show_rows": (1.0, 1.0), "graded_touched": (2.0, 2.0), "graded_whole": (90.0, 90.0)}
+REAL |= {"memory_reset_mib": 0.5, "memory_end_mib": 60.0}
+
+
+def test_a_section_the_old_report_lacks_goes_before_the_note_on_the_baselines() -> None:
+    """`--only real_scale` on a report written before that section existed adds it."""
+    old = BEFORE + "\n## How the baselines were run\n\nkept\n"
+    goals = [
+        "## Goals and where this run stands",
+        "",
+        "| goal | target | this run |",
+        "|---|---|---|",
+    ]
+    run = ["# Benchmarks", "", *goals, "", *benchmark.real_scale_section(REAL), ""]
+    text = benchmark.merge_report(old, "\n".join(run))
+    headings = [line for line in text.split("\n") if line.startswith("## ")]
+    assert headings[-2:] == ["## A 50,000-row real table", "## How the baselines were run"]
+    assert "| `set_cells` step, 1,000 cells | 170 | 160 |" in text
+    assert "| no-op `set_cells` (a cell set to what it holds) | 30.0 | 7.0 |" in text
+    assert "kept as it was" in text and text.endswith("kept\n")

@@ -14,6 +14,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import tasks_doc
 
 from dataclean_env.benchmark.suite import INDEX_BITS, suite_named
+from dataclean_env.engine.limits import HISTORY_BYTES_PER_CELL, TABLE_GROWTH
 from dataclean_env.errors import ClientQuotaReached, StoreFull
 from dataclean_env.generation.noise import DIFFICULTIES
 from dataclean_env.grading import penalties
@@ -28,7 +29,12 @@ from dataclean_env.leaderboard.service import (
 )
 from dataclean_env.operations import sql
 from dataclean_env.operations.program import MAX_PROGRAM_STEPS
-from dataclean_env.operations.rows import MAX_ROW_IDS, MAX_SHOWN_ROWS
+from dataclean_env.operations.rows import (
+    MAX_CELL_ASSIGNMENTS,
+    MAX_ROW_IDS,
+    MAX_SHOWN_ROWS,
+    MAX_VALUE_CHARS,
+)
 from dataclean_env.operations.text import MAX_REPEAT_PRODUCT
 from dataclean_env.sandbox.sql_jobs import MAX_RESULT_ROWS
 from dataclean_env.server.client_limits import (
@@ -41,7 +47,8 @@ from dataclean_env.server.client_limits import (
 )
 from dataclean_env.server.table_view import MAX_PAGE
 from dataclean_env.settings import Settings, bundled_datasets
-from dataclean_env.tasks.custom import LABEL_BUDGET, TaskFile, load_custom_task
+from dataclean_env.tasks.custom import LABEL_BUDGET, load_custom_task
+from dataclean_env.tasks.repair_plan import BUDGET_SLACK, DEFAULT_MAX_STEPS
 
 MINUS = "\N{MINUS SIGN}"  # as the pages write a negative number
 DEFAULTS = Settings.model_construct()  # the defaults, whatever DCE_* this process was given
@@ -63,6 +70,8 @@ def test_api_md_states_the_operations_bounds() -> None:
         f"`{{n,m}}` may multiply to at most {MAX_REPEAT_PRODUCT:,},",
         f"up to {MAX_PROGRAM_STEPS} actions as one all-or-nothing step",
         f"`drop_rows` (`row_ids`, up to {MAX_ROW_IDS}),",
+        f"`set_cells` (`cells`: up to {MAX_CELL_ASSIGNMENTS} `{{row_id, column, value}}`",
+        f"a text value at most {MAX_VALUE_CHARS} characters;",
         f"`show_rows` (`offset, limit` ≤ {MAX_SHOWN_ROWS}:",
         f"`sql` (`sql`: up to {sql.MAX_STATEMENTS} `UPDATE t …`",
         f"`rows` holds at most {MAX_RESULT_ROWS} rows",
@@ -121,7 +130,7 @@ def test_tasks_md_states_the_generators_and_graders_numbers() -> None:
         f"at most {MAX_PROGRAM_STEPS}, all or nothing",
         f"`rayyan` (`datasets/rayyan/`, {len(dirty):,} bibliographic records with "
         f"{grader.dirty_errors} wrong cells",
-        f"`max_steps` (default {TaskFile.model_fields['max_steps'].default})",
+        "`max_steps` (default: computed from the table, below)",
         f"clean column with at most {DOMAIN_VALUES} distinct values",
         f"Weights {weights};",
         f"({grader.dirty_errors} of {dirty.size:,} cells differ)",
@@ -176,3 +185,19 @@ def test_training_md_states_the_session_limits() -> None:
     ]
     assert CAP_SHARE == 4  # "a quarter"
     assert missing("docs/training.md", phrases) == []
+
+
+def test_tasks_md_states_set_cells_and_the_computed_budget() -> None:
+    most = MAX_CELL_ASSIGNMENTS
+    phrases = [
+        f"Up to {most} `{{row_id, column, value}}` assignments",
+        f"text at most {MAX_VALUE_CHARS} characters",
+        f"more than {most} assignments",
+        f"(⌈wrong cells / {most}⌉) or for the reference repair if that is longer, plus "
+        f"{BUDGET_SLACK}, and never fewer than {DEFAULT_MAX_STEPS}",
+        f"every table up to {(DEFAULT_MAX_STEPS - BUDGET_SLACK) * most:,} wrong cells keeps "
+        f"{DEFAULT_MAX_STEPS}",
+        f"may grow to {TABLE_GROWTH:g} times its starting text",
+        f"may hold {HISTORY_BYTES_PER_CELL} bytes of parameters per cell",
+    ]
+    assert missing("docs/tasks.md", phrases) == []

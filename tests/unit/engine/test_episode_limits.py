@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from dataclean_env.engine.doors import check_episode_id
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import EngineLimits
+from dataclean_env.engine.limits import EngineLimits, TableBudget
+from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.errors import InvalidAction, InvalidParameters, TooLarge
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import TaskRegistry
@@ -90,3 +93,14 @@ def test_an_episode_id_is_refused_unless_all_of_it_is_well_formed(episode_id: st
 
 def test_a_well_formed_episode_id_is_taken() -> None:
     assert check_episode_id("run-1.a_b:c") == "run-1.a_b:c"
+
+
+def test_a_table_beyond_the_text_limit_gets_room_to_be_repaired() -> None:
+    """A table that starts with more text than the limit may grow by half of it and keep
+    64 bytes of parameters per cell in its history; one within it keeps the limits."""
+    frame = pd.DataFrame({"id": [1, 2, 3, 4], "name": ["abcde"] * 4})
+    limits = EngineLimits(max_table_chars=19, max_history_bytes=100)
+    large = TableBudget(limits, Snapshot.of(frame))
+    assert (large.total, large.max_table, large.max_history) == (20, 30, 512)
+    within = TableBudget(replace(limits, max_table_chars=20), Snapshot.of(frame))
+    assert (within.max_table, within.max_history) == (20, 100)

@@ -57,6 +57,11 @@ EVERY_OPERATION: list[tuple[str, str, dict[str, Any]]] = [
     ("replace", "contacts", {"column": "city", "old_value": "NYC", "new_value": "New York"}),
     ("replace_missing", "contacts", {"tokens": ["N/A"]}),
     ("set_cell", "contacts", {"row_id": 3, "column": "email", "value": "chen@example.com"}),
+    (
+        "set_cells",
+        "contacts",
+        {"cells": [{"row_id": 3, "column": "email", "value": "chen@example.com"}]},
+    ),
     ("query", "contacts", {"sql": "SELECT city, count(*) AS n FROM t GROUP BY city ORDER BY city"}),
     ("show_rows", "contacts", {"offset": 2, "limit": 3}),
     ("value_counts", "contacts", {"column": "city", "by": "shape"}),
@@ -164,6 +169,11 @@ SURROGATE = "x\ud800"
     ("task_id", "name", "parameters"),
     [
         ("contacts", "set_cell", {"row_id": 3, "column": "email", "value": SURROGATE}),
+        (
+            "contacts",
+            "set_cells",
+            {"cells": [{"row_id": 3, "column": "email", "value": SURROGATE}]},
+        ),
         ("contacts", "map", {"column": "city", "mapping": {"NYC": SURROGATE}}),
         ("contacts", "map", {"column": "city", "mapping": {SURROGATE: "x"}}),  # matches nothing
         ("contacts", "replace", {"column": "city", "old_value": "NYC", "new_value": SURROGATE}),
@@ -179,7 +189,7 @@ def test_invalid_unicode_never_enters_an_episode(
     episode = Episode("e", tasks.make(task_id, seed=0))
     before = served(episode)
     # pydantic refuses some such strings itself (a str field with a length limit)
-    error = InvalidParameters if name == "regex_replace" else InvalidText
+    error = InvalidParameters if name in ("regex_replace", "set_cells") else InvalidText
     with pytest.raises(error, match=r"[Uu]nicode"):
         episode.step(Action(operation=name, parameters=parameters))
     assert served(episode) == before

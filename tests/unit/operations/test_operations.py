@@ -108,6 +108,7 @@ def test_registered_operations_and_ranks() -> None:
         "clamp_outliers": 4,
         "drop_rows": 4,
         "set_cell": 2,
+        "set_cells": 2,
         "show_rows": 5,
         "validate_schema": 5,
         "finish": 6,
