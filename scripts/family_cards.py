@@ -21,6 +21,7 @@ from dataclean_env.settings import Settings, bundled_datasets
 from dataclean_env.tasks import registry_for
 from dataclean_env.tasks.claims import GENERATED as SEEDED_CLAIMS
 from dataclean_env.tasks.claims import max_steps_bounds
+from dataclean_env.tasks.corpus import MIN_STEPS
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "families.md"
@@ -35,6 +36,10 @@ SUMMARY = {
     "claims": "Tasks graded on what the agent claims (errors found, standardising transforms, "
     "an audit in phases) rather than on a cleaned table; detection and audit scores are "
     "revealed when the episode ends, standardisation scores after every step.",
+    "corpus": "Real tables that well-kept packages ship for offline use (aircraft, airports, "
+    "hourly and daily weather, flights, countries), each dirtied by a seeded mix of tab-err "
+    "error layers in train/eval/test and secret splits; graded by cell-repair F1. One card "
+    "per table, with its licence and source: docs/corpus.md.",
     "custom": "Any folder holding dirty.csv and clean.csv (the repository ships `rayyan`), "
     "read as text and graded by cell-repair F1.",
 }
@@ -66,6 +71,8 @@ def max_steps(task: dict[str, Any]) -> str:
     if task["task_id"] in SEEDED_CLAIMS:
         low, high = max_steps_bounds(task["task_id"])
         return f"{low} to {high}, by instance"
+    if task["family"] == "corpus":
+        return f"{MIN_STEPS}, or its reference repair's length when longer, by instance"
     return str(task["max_steps"])
 
 

@@ -1,9 +1,10 @@
-"""Print the digest of every seeded family's current generator version (cleaning and claims).
+"""Print the digest of every seeded family's current generator version (cleaning, claims and
+the corpus tables).
 
     uv run python scripts/generator_digests.py
 
 After a deliberate change to a generator, bump its VERSION (the module's, or the family's
-entry in `tasks/claims.py:VERSIONS`) and add the printed
+entry in `tasks/claims.py:VERSIONS`, `corpus/instances.py:VERSION`) and add the printed
 line for the new version to `dataclean_env/generation/digests.py` (keep the old ones: they
 name what older published numbers were measured on).
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dataclean_env.tasks import claims
+from dataclean_env.tasks import claims, corpus
 from dataclean_env.tasks.generated import FAMILIES, GENERATOR_VERSIONS, generator_digest
 
 if __name__ == "__main__":
@@ -23,3 +24,5 @@ if __name__ == "__main__":
         print(f'    "{GENERATOR_VERSIONS[family]}": "{generator_digest(family)}",')
     for family in claims.GENERATED:
         print(f'    "{claims.GENERATOR_VERSIONS[family]}": "{claims.generator_digest(family)}",')
+    for task_id in corpus.TASK_IDS:
+        print(f'    "{corpus.GENERATOR_VERSIONS[task_id]}": "{corpus.generator_digest(task_id)}",')

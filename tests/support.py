@@ -36,7 +36,10 @@ CLAIM_TASK_IDS = [
     "rayyan_detection",
     "rayyan_audit",
 ]
-ALL_TASK_IDS = [*TASK_IDS, *GENERATED_IDS, *CLAIM_TASK_IDS, *REAL_IDS]
+# The corpus of real tables with tab-err's errors (tasks/corpus.py), each with 20 labels too.
+CORPUS_TABLES = ["airports", "flights", "gapminder", "planes", "seattle_weather", "weather"]
+CORPUS_IDS = [i for t in CORPUS_TABLES for i in (f"corpus_{t}", f"corpus_{t}-labelled")]
+ALL_TASK_IDS = [*TASK_IDS, *GENERATED_IDS, *CLAIM_TASK_IDS, *CORPUS_IDS, *REAL_IDS]
 # The reward object of the contract, in its order.
 REWARD_FIELDS = [
     "total",

@@ -29,4 +29,11 @@ DIGESTS: dict[str, str] = {
     "error_detection-v1": "2771e87250abb6b69c44dd770e45f4e55348fcba4c7dca24e32fd9e2b7f5cd88",
     "standardisation-v1": "3f5a301e3edc67bfe9af65ba9147daf05e7ab10dbfe81124cea5e2757d2c971a",
     "audit_pipeline-v1": "a754750ab8737fa3bcadf89fb5586c31039737a3c4444be5837dc50cd905a598",
+    # The corpus tables (tasks/corpus.py), v1: a seeded mix of each table's tab-err layers.
+    "corpus_airports-v1": "5785615ee3fb6bbbf6ea6b594244470b9e0988ba573eb7005df30d8271d2beb9",
+    "corpus_flights-v1": "1ba822d3207b703b36b7f1962eb69c58152af87723657903eebb0efa0b1c7232",
+    "corpus_gapminder-v1": "ad83e35d8a177d5467f3f6ba25bce9eacefc5d4830a517ea67c8b107f9aa4599",
+    "corpus_planes-v1": "c3b76f3c907336044e2f0b74362dc5c61f25a836b58b4a04d66fbfada963ae4b",
+    "corpus_seattle_weather-v1": "65cfe892803e25f8dd6328e6ab81323505c1a510a0762c6ffad40825df9fbcd7",
+    "corpus_weather-v1": "270b62618a34d005e9085485b0a1884776101c5270024c7c42bb3e741ffe5eca",
 }

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from dataclean_env.tasks import TaskRegistry
 
-FAMILIES = ("fixed", "generated", "custom", "showcase", "claims", "all")
+FAMILIES = ("fixed", "generated", "corpus", "custom", "showcase", "claims", "all")
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ def parse_seeds(text: str) -> list[int]:
 
 def task_ids(registry: TaskRegistry, tasks: Sequence[str] | None, family: str) -> list[str]:
     """The named tasks (checked), else every task of the family: a kind (fixed, generated,
-    custom, showcase; 'claims': every task graded on claims, i.e. detection,
+    corpus, custom, showcase; 'claims': every task graded on claims, i.e. detection,
     standardisation and audit; 'all': every task) or one generated family by its task id
     (e.g. crm)."""
     if tasks:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks.claims import ClaimsFamily
+from dataclean_env.tasks.corpus import CorpusFamily
 from dataclean_env.tasks.custom import CustomFamily
 from dataclean_env.tasks.fixed import FixedFamily
 from dataclean_env.tasks.generated import FAMILIES, GeneratedFamily
@@ -18,10 +19,11 @@ from dataclean_env.tasks.registry import Task, TaskFamily, TaskRegistry, TaskSpe
 def _registry(datasets_dir: Path, extra_datasets: str) -> TaskRegistry:
     fixed = FixedFamily(datasets_dir)
     extra = [Path(p) for p in extra_datasets.split(os.pathsep) if p.strip()]
-    taken = [*fixed.tasks, *FAMILIES]
+    corpus = CorpusFamily()
+    taken = [*fixed.tasks, *FAMILIES, *(spec.task_id for spec in corpus.specs())]
     custom = CustomFamily([datasets_dir, *extra], skip=fixed.folders, taken=taken)
     claims = ClaimsFamily([datasets_dir, *extra], taken=[*taken, *custom.tasks])
-    return TaskRegistry([fixed, GeneratedFamily(), claims, custom])
+    return TaskRegistry([fixed, GeneratedFamily(), claims, corpus, custom])
 
 
 def registry_for(settings: Settings) -> TaskRegistry:

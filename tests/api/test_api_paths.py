@@ -16,6 +16,7 @@ from dataclean_env.tasks.fixed import read_table
 from tests.support import (
     ALL_TASK_IDS,
     CLAIM_TASK_IDS,
+    CORPUS_IDS,
     GENERATED_IDS,
     REAL_IDS,
     REWARD_FIELDS,
@@ -130,6 +131,7 @@ def test_tasks_scoring_weights(client: TestClient) -> None:
         "inventory": preservation,
         "rayyan": {"f1": 1.0},
         "rayyan-labelled": {"f1": 1.0},
+        **{task_id: {"f1": 1.0} for task_id in CORPUS_IDS},
         "easy_dedup_rename": {"duplicate_score": 0.5, "schema_score": 0.5},
         "medium_missing_dtype": {"missing_score": 0.5, "dtype_score": 0.5},
         "hard_full_pipeline": {
@@ -479,6 +481,7 @@ def test_tasks_lists_the_families_and_how_to_instantiate_them(client: TestClient
         ("fixed", TASK_IDS),
         ("generated", GENERATED_IDS),
         ("claims", CLAIM_TASK_IDS),
+        ("corpus", CORPUS_IDS),
         ("custom", REAL_IDS),
     ]
     generated = families[1]["instantiate"]

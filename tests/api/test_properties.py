@@ -25,7 +25,7 @@ STEPS = 12
 
 def check_reward(episode: Episode) -> None:
     reward = episode.reward.model_dump()
-    expected = {"fixed": REWARD_FIELDS, "custom": REPAIR_FIELDS}.get(
+    expected = {"fixed": REWARD_FIELDS, "custom": REPAIR_FIELDS, "corpus": REPAIR_FIELDS}.get(
         episode.spec.family, PRESERVATION_FIELDS
     )
     expected = CLAIM_REWARD_FIELDS.get(episode.spec.kind, expected)

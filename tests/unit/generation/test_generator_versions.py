@@ -8,7 +8,7 @@ import pytest
 from dataclean_env.benchmark.suite import suites
 from dataclean_env.generation.digests import DIGESTS
 from dataclean_env.leaderboard.versions import SUITE_GENERATORS
-from dataclean_env.tasks import claims
+from dataclean_env.tasks import claims, corpus
 from dataclean_env.tasks.generated import (
     FAMILIES,
     GENERATOR_VERSIONS,
@@ -16,7 +16,7 @@ from dataclean_env.tasks.generated import (
     generator_digest,
     instance,
 )
-from tests.support import GENERATED_IDS
+from tests.support import CORPUS_IDS, GENERATED_IDS
 
 BUMP = (
     "what {family} generates changed: bump VERSION in dataclean_env/generation/{family}.py and "
@@ -98,3 +98,23 @@ def test_the_suite_version_covers_every_generator_the_suites_play() -> None:
     played = {family for suite in suites().values() for family in suite.families}
     assert set(SUITE_GENERATORS) == played
     assert SUITE_GENERATORS == {**GENERATOR_VERSIONS, **claims.GENERATOR_VERSIONS}
+
+
+CORPUS_BUMP = (
+    "what {task_id} composes changed: bump VERSION in dataclean_env/corpus/instances.py (or "
+    "rebuild the corpus on purpose) and add the new digest (uv run python "
+    "scripts/generator_digests.py) to generation/digests.py"
+)
+
+
+def test_every_corpus_table_has_a_version_named_after_it() -> None:
+    assert list(corpus.GENERATOR_VERSIONS) == CORPUS_IDS[::2]
+    for task_id, version in corpus.GENERATOR_VERSIONS.items():
+        assert version == f"{task_id}-v{corpus.instances.VERSION}"
+
+
+@pytest.mark.parametrize("task_id", CORPUS_IDS[::2])
+def test_a_corpus_table_matches_its_committed_digest(task_id: str) -> None:
+    version = corpus.GENERATOR_VERSIONS[task_id]
+    assert version in DIGESTS, f"no digest recorded for {version}"
+    assert corpus.generator_digest(task_id) == DIGESTS[version], CORPUS_BUMP.format(task_id=task_id)

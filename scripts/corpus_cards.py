@@ -1,0 +1,112 @@
+"""Write docs/corpus.md: one card per corpus table, in Gymnasium's sections, from its
+card.json (dataclean_env/corpus/tables/NAME/card.json, written by the corpus build).
+
+    uv run python scripts/corpus_cards.py            # rewrites docs/corpus.md
+    uv run python scripts/corpus_cards.py --check    # exit 1 when the file is stale
+
+A test regenerates the cards and compares them with the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from dataclean_env.corpus.instances import KEY, LAYERS_PER_DIFFICULTY
+from dataclean_env.corpus.tables import load_card, table_names
+from dataclean_env.generation import SPLITS
+from dataclean_env.tasks.corpus import GENERATOR_VERSIONS, MIN_STEPS, PREFIX
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "corpus.md"
+
+
+def card(card: dict[str, Any]) -> list[str]:
+    task_id = PREFIX + card["name"]
+    source = card["source"]
+    out = [f"## `{task_id}`", "", "### Description", ""]
+    out += [
+        f"{card['title']}. Domain: {card['domain']}. {card['rows']:,} rows, "
+        f"{len(card['columns'])} columns ({', '.join(f'`{c}`' for c in card['columns'])}), "
+        f"plus the protected key `{KEY}` (the row's number in the clean table).",
+        "",
+        "### Source and licence",
+        "",
+        f"- Origin: {card['origin']}.",
+        f"- Licence: {card['licence']}.",
+        f"- Taken from PyPI `{source['package']}` {source['version']}, file `{source['file']}` "
+        f"(sha256 `{source['sha256']}`); clean table sha256 `{card['clean_sha256']}`.",
+        "",
+        "### Errors",
+        "",
+        f"{len(card['layers'])} layers made by tab-err {card['generator']['version']}, each "
+        f"one error type under one mechanism at rate {card['layers'][0]['rate']:g} in one "
+        "column (`EAR:c`: rows chosen by the values of column `c`):",
+        "",
+        "| error type | mechanism | layers | cells |",
+        "|---|---|---:|---:|",
+    ]
+    kinds: Counter[tuple[str, str]] = Counter()
+    cells: Counter[tuple[str, str]] = Counter()
+    for layer in card["layers"]:
+        token = layer["config"].get("missing_value")
+        name = layer["error_type"] + (f" (`{token}`)" if token else "")
+        kind = (name, layer["mechanism"].split(":")[0])
+        kinds[kind] += 1
+        cells[kind] += layer["cells"]
+    out += [f"| {n} | {m} | {kinds[(n, m)]} | {cells[(n, m)]:,} |" for n, m in sorted(kinds)]
+    out += [
+        "",
+        "### Starting State",
+        "",
+        f"`POST /reset/{task_id}` with a seed and a split ({', '.join(SPLITS)}); the leaderboard "
+        "draws a secret split from the server's secret. An instance draws a difficulty and "
+        + ", ".join(f"{lo} to {hi} layers ({d})" for d, (lo, hi) in LAYERS_PER_DIFFICULTY.items())
+        + f"; its generator version is `{GENERATOR_VERSIONS[task_id]}`.",
+        "",
+        "### Rewards",
+        "",
+        "Cell-repair precision, recall and F1 against the clean table's text (the reward "
+        f"total is the F1). `{task_id}-labelled` offers `label` for 20 rows.",
+        "",
+        "### Episode End",
+        "",
+        f"`finish`, or the step budget: {MIN_STEPS}, or the instance's reference repair's "
+        "length when longer.",
+        "",
+    ]
+    return out
+
+
+def render() -> str:
+    out = [
+        "# The corpus of real tables",
+        "",
+        "<!-- Written by scripts/corpus_cards.py from the tables' card.json; do not edit. -->",
+        "",
+        'One card per table of the `corpus` family (docs/real-tables.md, "The corpus").',
+        "",
+    ]
+    for name in table_names():
+        out += card(load_card(name))
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+    text = render()
+    if args.check:
+        return 0 if OUT.read_text(encoding="utf-8") == text else 1
+    OUT.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
