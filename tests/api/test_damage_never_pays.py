@@ -4,6 +4,8 @@ them scores above doing nothing.
 * Audit: a `fix` that drops the gold rows holding two or more wrong cells (a lost row used
   to count as one error while its wrong cells counted as k: fix_score 0.0001 -> 0.10, 0.13,
   0.09 on train seeds 0, 2, 3).
+* Orders: `UPDATE t SET status = 'returned'` (train seed 5) leaves more cells wrong than it
+  fixes (306 -> 351) and used to raise the score by 0.023.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
+from dataclean_env.engine.episode import Episode
 from dataclean_env.grading.truth import ROW
+from dataclean_env.schemas import Action
 from tests.support import ok
 
 AUDIT_SEEDS = [0, 2, 3]
@@ -60,3 +64,20 @@ def test_dropping_audit_rows_that_hold_several_wrong_cells_does_not_pay(
     assert idle["reward"]["fix_score"] == 0.0001
     assert dropped["reward"]["fix_score"] == 0.0001
     assert dropped["reward"]["total"] <= idle["reward"]["total"]
+
+
+def test_a_blanket_update_that_leaves_more_cells_wrong_does_not_pay_on_orders(
+    live_server, registry
+) -> None:
+    update = {"operation": "sql", "parameters": {"sql": "UPDATE t SET status = 'returned'"}}
+    start = play(live_server.url, "orders", 5, [])
+    after = play(live_server.url, "orders", 5, [update])
+    # The same step in-process: it really leaves more cells wrong (306 -> 351).
+    task = registry.make("orders", 5, "train")
+    grader = task.grader
+
+    episode = Episode("orders-update", task)
+    wrong_before = grader.cells_wrong(episode.snapshot)
+    episode.step(Action(**update))
+    assert (wrong_before, grader.cells_wrong(episode.snapshot)) == (306, 351)
+    assert after["reward"]["total"] < start["reward"]["total"]
