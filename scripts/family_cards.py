@@ -31,8 +31,9 @@ SUMMARY = {
     "fixed": "Four hand-built tables from the original CleanifyAI tasks, each with a stated "
     "pipeline order; graded by the five original components against gold.",
     "generated": "Seeded families with unlimited instances in train/eval/test splits; each "
-    "instance's description is its own rule card. Graded by repair, preservation and row "
-    "integrity; the key column is protected.",
+    "instance's description is its own rule card. Graded by net repair (every wrong cell "
+    "counts, broken or left) and row integrity, preservation shown; the key column is "
+    "protected.",
     "claims": "Tasks graded on what the agent claims (errors found, standardising transforms, "
     "an audit in phases) rather than on a cleaned table; detection and audit scores are "
     "revealed when the episode ends, standardisation scores after every step.",

@@ -243,7 +243,8 @@ def count_score(claimed: int, true: int) -> float:
 class AuditGrader:
     """The four-phase audit. audit: F1 of the claimed categories; identify: the detection
     score above; fix: the net share of errors the fixes removed, (errors in dirty - errors
-    now) / errors in dirty, so a fix that breaks right cells goes below 0; validate: the
+    now) / errors in dirty, so a fix that breaks right cells goes below 0 (a lost gold row
+    is every one of its cells wrong, `Truth.remaining`); validate: the
     claimed number of errors remaining against the true number. Free text (the summary,
     the report) earns nothing. Reward: {total, audit_score, identify_score, fix_score,
     validate_score, penalty}, all at the floor until the episode ends."""

@@ -1,18 +1,24 @@
-"""The preservation-aware grader of custom (and generated) tasks.
+"""The preservation-aware grader of generated tasks.
 
-    total = 0.60 * repair + 0.20 * preservation + 0.20 * row integrity
+    total = 0.80 * repair + 0.20 * row integrity
 
-* repair: of the cells that were wrong in the dirty table, the share that now equal gold;
-* preservation: of the cells that were already right, the share that still are;
+* repair: the net share of the dirty table's wrong cells that are fixed,
+  1 - (cells wrong now) / (cells wrong in dirty), floored at -1: every cell that is wrong
+  now counts, a right cell broken (or lost with its row) as much as a wrong one left, so a
+  step that leaves more cells wrong than it fixes lowers it, and doing nothing scores 0;
+* preservation (shown, weight 0: its cost is already inside repair): of the cells that
+  were already right, the share that still are;
 * row integrity: 1 - (extra + missing rows) / max(1, submitted + expected).
+
+Weighting repair and preservation apart (0.6 and 0.2 until grader-2) let a step that broke
+many of the many right cells while fixing a few of the few wrong ones raise the total.
 
 Rows are aligned by the key column (order ignored); a cell is (gold key, gold column), read
 from the first row with that key and the column of the same name. A cell is right when its
 column has the gold column's type and its value equals gold after canonicalisation within
 that type (numbers within 0.005, dates as dates, text exactly) — never fuzzily; so the
-text "42" is not yet the number 42. A fully
-correct table scores exactly 1.0 before the API's clamp; doing nothing earns the preserved
-cells' share and the dirty table's row integrity, and repair 0.
+text "42" is not yet the number 42. A fully correct table scores exactly 1.0 before the
+API's clamp; doing nothing earns the dirty table's row integrity, and repair 0.
 """
 
 from __future__ import annotations
@@ -38,7 +44,8 @@ from dataclean_env.grading.gold_facts import all_present, first_positions, key_t
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp, reward_object
 
-WEIGHTS = {"repair_score": 0.6, "preservation_score": 0.2, "row_integrity_score": 0.2}
+WEIGHTS = {"repair_score": 0.8, "preservation_score": 0.0, "row_integrity_score": 0.2}
+REPAIR_FLOOR = -1.0  # the net repair of a table wrecked beyond its dirty errors
 Cell = tuple[str, str, Any]  # (key, gold column, gold value)
 ByColumn = dict[str, list[tuple[str, Any]]]  # gold column -> [(key, canonical gold value)]
 
@@ -101,7 +108,7 @@ class PreservationGrader:
             for column, cells in gold_cells.items():
                 gold_value = cells[position]
                 cell = (gold_key, column, None if is_missing(gold_value) else gold_value)
-                right = row is not None and _right(dirty_snapshot, row, column, cell[2], kinds)
+                right = row is not None and _cell_right(dirty_snapshot, row, column, cell[2], kinds)
                 (to_preserve if right else to_repair).append(cell)
         return cls(key, kinds, frozenset(gold_keys), tuple(to_repair), tuple(to_preserve))
 
@@ -113,14 +120,25 @@ class PreservationGrader:
         keys = _keys(snapshot.values[self.key]) if self.key in snapshot.values else []
         return first_positions(keys)
 
+    def cells_wrong(self, snapshot: Snapshot) -> int:
+        """Gold cells the table does not hold right. For harnesses, never for agents."""
+        first = self._first_rows_of(snapshot)
+        repaired = self._right(self._repair_by_column, snapshot, first)
+        kept = self._right(self._preserve_by_column, snapshot, first)
+        return len(self.to_repair) - repaired + len(self.to_preserve) - kept
+
     def components(self, snapshot: Snapshot) -> dict[str, float]:
         first = self._first_rows_of(snapshot)
         matched = sum(1 for k in self.gold_keys if k in first)
         submitted, expected = snapshot.n_rows, len(self.gold_keys)
         wrong_rows = (submitted - matched) + (expected - matched)
+        to_repair, to_preserve = len(self.to_repair), len(self.to_preserve)
+        kept = self._right(self._preserve_by_column, snapshot, first)
+        wrong = to_repair - self._right(self._repair_by_column, snapshot, first)
+        wrong += to_preserve - kept
         return {
-            "repair_score": self._share_right(self._repair_by_column, snapshot, first),
-            "preservation_score": self._share_right(self._preserve_by_column, snapshot, first),
+            "repair_score": net_repair(wrong, to_repair),
+            "preservation_score": kept / to_preserve if to_preserve else 1.0,
             "row_integrity_score": 1.0 - wrong_rows / max(1, submitted + expected),
         }
 
@@ -142,10 +160,8 @@ class PreservationGrader:
             grouped.setdefault(column, []).append((key, value))
         return grouped
 
-    def _share_right(self, cells: ByColumn, snapshot: Snapshot, first: dict[str, int]) -> float:
-        total = sum(len(column_cells) for column_cells in cells.values())
-        if not total:
-            return 1.0
+    def _right(self, cells: ByColumn, snapshot: Snapshot, first: dict[str, int]) -> int:
+        """How many of `cells` the table holds right."""
         right = 0
         for column, column_cells in cells.items():
             kind = self.kinds[column]
@@ -161,7 +177,7 @@ class PreservationGrader:
                     right += cell is MISSING
                 elif cell is not MISSING and equal(cell, gold):
                     right += 1
-        return right / total
+        return right
 
     def combine(
         self, scores: Mapping[str, float], history: Sequence[ActionRecord], max_steps: int
@@ -179,7 +195,16 @@ class PreservationGrader:
         return reward_object(self.combine(self.components(snapshot), history, max_steps))
 
 
-def _right(
+def net_repair(wrong_now: int, wrong_in_dirty: int) -> float:
+    """1 - wrong_now / wrong_in_dirty, floored at REPAIR_FLOOR: every wrong cell costs the
+    same, whether dirty had it wrong or the agent broke it. A dirty table with nothing wrong
+    scores 1 while it stays right."""
+    if not wrong_in_dirty:
+        return 1.0 if not wrong_now else REPAIR_FLOOR
+    return max(REPAIR_FLOOR, 1.0 - wrong_now / wrong_in_dirty)
+
+
+def _cell_right(
     snapshot: Snapshot, row: int, column: str, gold_value: Any, kinds: Mapping[str, Kind]
 ) -> bool:
     """The table's cell equals gold: same column type, equal value (missing if gold is)."""

@@ -107,10 +107,12 @@ class Truth:
         return (row, column)
 
     def remaining(self, snapshot: Snapshot) -> int:
-        """Errors a table still holds: cells whose text differs from gold, rows gold lacks
-        and gold rows the table lost (each once)."""
+        """Errors a table still holds: cells whose text differs from gold, rows gold lacks,
+        and every cell of a gold row the table lost (so losing a row never costs less than
+        the wrong cells it held: dropping rows is no repair)."""
+        width = max(1, len(self.columns))
         if self.key not in snapshot.values:
-            return len(self.gold) * max(1, len(self.columns))
+            return len(self.gold) * width
         keys = [key_text(v) for v in snapshot.values[self.key]]
         first: dict[str, int] = {}
         extra = 0
@@ -119,7 +121,7 @@ class Truth:
                 extra += 1
             else:
                 first[key] = position
-        wrong = len(self.gold) - len(first)  # lost rows
+        wrong = (len(self.gold) - len(first)) * width  # the cells of lost rows
         for column in self.columns:
             values = snapshot.values.get(column)
             for key, row in first.items():

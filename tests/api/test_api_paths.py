@@ -111,7 +111,7 @@ def test_tasks_agree_with_task_metadata(client: TestClient, metadata: dict[str, 
 
 def test_tasks_scoring_weights(client: TestClient) -> None:
     scoring = {t["task_id"]: t["scoring"] for t in ok(client.get("/tasks"))["tasks"]}
-    preservation = {"repair_score": 0.6, "preservation_score": 0.2, "row_integrity_score": 0.2}
+    preservation = {"repair_score": 0.8, "preservation_score": 0.0, "row_integrity_score": 0.2}
     audit = {"audit_score": 0.15, "identify_score": 0.3, "fix_score": 0.4, "validate_score": 0.15}
     assert scoring == {
         **{

@@ -200,3 +200,16 @@ def test_a_fix_that_breaks_right_cells_goes_below_zero():
     grader = AuditGrader(truth())
     damaged = DIRTY.assign(city=["X"] * 5)  # city: 4 right cells broken, 1 wrong still wrong
     assert grader.components(Snapshot.of(damaged))["fix"] == pytest.approx((5 - 8) / 5)
+
+
+def test_a_lost_gold_row_costs_every_cell_it_held():
+    grader = AuditGrader(truth())
+    # row 2 held one wrong cell (age) and two right ones: losing it leaves three wrong
+    lost = DIRTY[DIRTY["id"] != 2]
+    assert grader.components(Snapshot.of(lost)) == {
+        "fix": pytest.approx((5 - 7) / 5),
+        "remaining": 7.0,
+    }
+    # two rows gone (1 and 3, one wrong cell each): never fewer errors than leaving them
+    both = DIRTY[~DIRTY["id"].isin([1, 3])]
+    assert grader.components(Snapshot.of(both))["remaining"] == 3 + 2 * 3
