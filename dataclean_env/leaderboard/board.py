@@ -1,12 +1,15 @@
 """Ranking, from stored rows to the boards `GET /leaderboard` shows (pure functions).
 
 Verified, per suite version: one row per (submitter, model), pooling every episode of that
-submitter's complete runs of that model (so re-running to keep the best run does not help):
-the mean normalised score with a 95% percentile-bootstrap interval over the pooled episodes
+submitter's closed runs of that model, complete or not (so neither re-running to keep the
+best run nor walking away from a bad one helps): an episode the run did not finish counts
+as doing nothing (normalised 0, no raw score). The row shows the mean normalised score with
+a 95% percentile-bootstrap interval over the pooled episodes
 (`runner.stats.bootstrap_interval`, seeded, so the same records give the same interval),
-the raw score beside it, per family and per difficulty, and the runs and episodes counted.
-Runs under a token and anonymous runs are pooled and listed apart, never ranked together;
-runs that are not complete are listed, not ranked. Self-reported (CleanifyAI's shape): per
+the raw mean of the finished episodes beside it, per family and per difficulty, and the
+runs started, completed and pooled. Runs under a token and anonymous runs are pooled and
+listed apart, never ranked together; open runs, runs the server aborted, and complete runs
+not wholly scored under the board's version are listed, not pooled. Self-reported (CleanifyAI's shape): per
 model name, the best submitted score of each task and their average.
 """
 
@@ -42,7 +45,7 @@ class Scored:
 
     family: str
     difficulty: str
-    score: float  # raw
+    score: float | None  # raw; None: an episode the run did not finish
     normalised: float
     steps: int
     refused: int
@@ -54,6 +57,16 @@ class Scored:
             row.family, row.difficulty, row.score, row.normalised if row.normalised is not None
             else 0.0, row.steps, row.refused, row.figures or {},
         )  # fmt: skip
+
+    @classmethod
+    def nothing(cls, family: str, difficulty: str) -> Scored:
+        """An episode its run did not finish (never joined, timed out): doing nothing."""
+        return cls(family, difficulty, None, 0.0, 0, 0, {})
+
+
+# A closed run is pooled whether or not it finished every episode; an aborted one (its
+# server stopped or died) is not: the submitter did not end it.
+POOLED = frozenset({"complete", "timed_out"})
 
 
 def figures(episode: RankedEpisode) -> dict[str, Any]:
@@ -74,6 +87,12 @@ def _mean(values: list[float]) -> float:
     return round(sum(values) / len(values), 4)
 
 
+def _raw(episodes: list[Scored]) -> float | None:
+    """The raw mean of the finished episodes (an unfinished one has no raw score)."""
+    played = [e.score for e in episodes if e.score is not None]
+    return _mean(played) if played else None
+
+
 def scores(episodes: list[Scored]) -> dict[str, Any]:
     """The suite score of `episodes`: normalised mean, its interval, the raw mean."""
     normalised = [e.normalised for e in episodes]
@@ -82,7 +101,7 @@ def scores(episodes: list[Scored]) -> dict[str, Any]:
         "normalised": _mean(normalised),
         "ci_low": round(low, 4),
         "ci_high": round(high, 4),
-        "raw": _mean([e.score for e in episodes]),
+        "raw": _raw(episodes),
         "episodes": len(episodes),
     }
 
@@ -120,14 +139,18 @@ def verified(
     runs: Iterable[RunRow], scored: Mapping[str, list[Scored]], limit: int
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """The named rows (ranked), the anonymous rows (apart, unranked) and the runs that are
-    not complete. `scored`: run_id -> its records under the board's suite version."""
+    not pooled. `scored`: run_id -> its episodes under the board's suite version (a closed
+    run's unfinished ones as `Scored.nothing`)."""
     pools: dict[tuple[bool, str, str], list[RunRow]] = {}
+    started: dict[tuple[bool, str, str], list[RunRow]] = {}
     unranked = []
     for run in sorted(runs, key=lambda r: (r.created_at, r.run_id)):
         rows = scored.get(run.run_id, [])
-        if run.status == "complete" and len(rows) == run.episodes:
-            pools.setdefault((run.anonymous, run.name, run.model), []).append(run)
-        else:  # partial, timed out, aborted, or not every episode scored under this version
+        key = (run.anonymous, run.name, run.model)
+        started.setdefault(key, []).append(run)
+        if run.status in POOLED and len(rows) == run.episodes:
+            pools.setdefault(key, []).append(run)
+        else:  # open, aborted, or not every episode scored under this version
             unranked.append(
                 {
                     "run_id": run.run_id,
@@ -148,6 +171,10 @@ def verified(
             "model": model,
             **scores(episodes),
             "runs": len(pooled),
+            "runs_started": len(started[(anonymous, name, model)]),
+            "runs_completed": sum(
+                run.status == "complete" for run in started[(anonymous, name, model)]
+            ),
             # Plays per instance in the pooled runs: with more than one, an instance's
             # episodes are not independent draws, and the interval is over episodes.
             "rollouts": sorted({run.rollouts for run in pooled}),
@@ -167,10 +194,10 @@ def verified(
     )
 
 
-def _pair(group: list[Scored]) -> dict[str, float]:
+def _pair(group: list[Scored]) -> dict[str, float | None]:
     return {
         "normalised": _mean([e.normalised for e in group]),
-        "raw": _mean([e.score for e in group]),
+        "raw": _raw(group),
     }
 
 

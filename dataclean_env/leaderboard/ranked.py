@@ -38,6 +38,9 @@ class RankedEpisode(Episode):
     ):
         super().__init__(episode_id, task)
         self.blind = True
+        # Its scores stay hidden after its end until its run ends (`reward_visibility`): a
+        # run's score, or one rollout's, must not inform the rest of the run.
+        self.sealed = True
         self.label_budget = 0  # labels reveal gold: never on the leaderboard
         self.deadline = deadline  # on `clock`
         self.clock = clock
