@@ -1,13 +1,15 @@
 """Ranking, from stored rows to the boards `GET /leaderboard` shows (pure functions).
 
-Verified, per suite version: one row per (submitter, model), pooling every episode of that
-submitter's closed runs of that model, complete or not (so neither re-running to keep the
+Verified, per suite version: one row per submitter identity, pooling every episode of its
+closed runs, complete or not (so neither re-running to keep the
 best run nor walking away from a bad one helps): an episode the run did not finish counts
 as doing nothing (normalised 0, no raw score). The row shows the mean normalised score with
 a 95% percentile-bootstrap interval over the pooled episodes
 (`runner.stats.bootstrap_interval`, seeded, so the same records give the same interval),
 the raw mean of the finished episodes beside it, per family and per difficulty, and the
-runs started, completed and pooled. Runs under a token and anonymous runs are pooled and
+runs started, completed and pooled. An identity is a token (bound to one name and one model
+by the administrator: whatever model string a client sends, its runs make one row), or,
+for runs without one, the (name, model) they give. Runs under a token and anonymous runs are pooled and
 listed apart, never ranked together; open runs, runs the server aborted, and complete runs
 not wholly scored under the board's version are listed, not pooled. Self-reported (CleanifyAI's shape): per
 model name, the best submitted score of each task and their average.
@@ -37,6 +39,14 @@ class RunRow:
     episodes: int
     created_at: Any
     rollouts: int = 1  # plays of each drawn instance
+    token_id: str | None = None  # None: anonymous
+
+    @property
+    def identity(self) -> tuple[bool, str, str]:
+        """The row it pools into: its token's; without one, its (name, model)."""
+        if self.token_id is not None:
+            return (False, self.token_id, "")
+        return (self.anonymous, self.name, self.model)
 
 
 @dataclass(frozen=True)
@@ -142,11 +152,11 @@ def verified(
     not pooled. `scored`: run_id -> its episodes under the board's suite version (a closed
     run's unfinished ones as `Scored.nothing`)."""
     pools: dict[tuple[bool, str, str], list[RunRow]] = {}
-    started: dict[tuple[bool, str, str], list[RunRow]] = {}
+    started: dict[tuple[bool, str, str], list[RunRow]] = {}  # every run of an identity
     unranked = []
     for run in sorted(runs, key=lambda r: (r.created_at, r.run_id)):
         rows = scored.get(run.run_id, [])
-        key = (run.anonymous, run.name, run.model)
+        key = run.identity
         started.setdefault(key, []).append(run)
         if run.status in POOLED and len(rows) == run.episodes:
             pools.setdefault(key, []).append(run)
@@ -164,17 +174,16 @@ def verified(
                 }
             )
     listed: dict[bool, list[tuple[Any, ...]]] = {False: [], True: []}
-    for (anonymous, name, model), pooled in pools.items():
+    for key, pooled in pools.items():
         episodes = [e for run in pooled for e in scored[run.run_id]]
         entry = {
-            "name": name,
-            "model": model,
+            # A token's name and model are its own; its first run carries them.
+            "name": pooled[0].name,
+            "model": pooled[0].model,
             **scores(episodes),
             "runs": len(pooled),
-            "runs_started": len(started[(anonymous, name, model)]),
-            "runs_completed": sum(
-                run.status == "complete" for run in started[(anonymous, name, model)]
-            ),
+            "runs_started": len(started[key]),
+            "runs_completed": sum(run.status == "complete" for run in started[key]),
             # Plays per instance in the pooled runs: with more than one, an instance's
             # episodes are not independent draws, and the interval is over episodes.
             "rollouts": sorted({run.rollouts for run in pooled}),
@@ -182,7 +191,7 @@ def verified(
             "difficulties": {d: _pair(g) for d, g in _by(episodes, "difficulty").items()},
             "records": [f"/leaderboard/runs/{run.run_id}" for run in pooled],
         }
-        listed[anonymous].append((-entry["normalised"], pooled[0].created_at, entry))
+        listed[pooled[0].anonymous].append((-entry["normalised"], pooled[0].created_at, entry))
     named, apart = (
         [entry for _, _, entry in sorted(listed[a], key=lambda e: (e[0], e[1]))][:limit]
         for a in (False, True)

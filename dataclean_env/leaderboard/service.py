@@ -760,6 +760,7 @@ class Leaderboard:
                     r.episodes,
                     r.created_at,
                     r.rollouts,
+                    r.token_id,
                 )
                 for r in connection.execute(
                     select(

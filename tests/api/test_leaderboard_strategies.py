@@ -12,10 +12,12 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
+from dataclean_env.errors import InvalidToken
 from dataclean_env.leaderboard import tokens
 from dataclean_env.leaderboard.tables import records
+from dataclean_env.leaderboard.tables import tokens as token_table
 from tests.api.test_leaderboard import FINISH, SHOW, board_settings, play_heuristic
 from tests.support import ok
 from tests.web import LiveServer
@@ -50,13 +52,15 @@ def http(server: LiveServer) -> Iterator[httpx.Client]:
 
 
 def token_for(server: LiveServer, name: str, model: str = "m") -> dict[str, str]:
-    _, token = tokens.create(server.app.state.leaderboard.open(), name)
+    _, token = tokens.create(server.app.state.leaderboard.open(), name, model)
     return {"Authorization": f"Bearer {token}"}
 
 
 def lite_run(http: httpx.Client, headers: dict[str, str], **body: Any) -> dict[str, Any]:
     return ok(
-        http.post("/leaderboard/runs", json={"model": "m", "suite": "lite", **body}, headers=headers)
+        http.post(
+            "/leaderboard/runs", json={"model": "m", "suite": "lite", **body}, headers=headers
+        )
     )
 
 
@@ -130,3 +134,96 @@ def test_the_last_finish_of_a_run_shows_the_scores(server: LiveServer, http: htt
     assert again["reward"]["total"] > 0
     record = ok(http.get(f"/leaderboard/runs/{run['run_id']}"))
     assert record["status"] == "complete" and record["summary"]["normalised"] == 0.0
+
+
+# ── one identity, one row ─────────────────────────────────────────────────
+def test_renaming_the_model_buys_no_row(server: LiveServer, http: httpx.Client) -> None:
+    alice = token_for(server, "alice", "heuristic")
+    started = []
+    for renamed in ("model-a", "model-b", "heuristic "):  # the last is the bound one, NFKC'd
+        answer = http.post(
+            "/leaderboard/runs", json={"model": renamed, "suite": "lite"}, headers=alice
+        )
+        if renamed.strip() == "heuristic":
+            started.append(ok(answer))
+            assert started[-1]["model"] == "heuristic"
+        else:
+            assert (answer.status_code, answer.json()["code"]) == (422, "TOKEN_MODEL_MISMATCH")
+            assert "'heuristic'" in answer.json()["detail"]
+    # Without a model a run plays the token's; both pool into the token's one row.
+    started.append(ok(http.post("/leaderboard/runs", json={"suite": "lite"}, headers=alice)))
+    assert (started[-1]["name"], started[-1]["model"]) == ("alice", "heuristic")
+    for run in started:
+        for episode in run["episodes"]:
+            ok(http.post("/step", json={"episode_id": episode["episode_id"], **FINISH}))
+    shown = lite_board(http)
+    [row] = shown["entries"]
+    assert (row["name"], row["model"], row["runs"], row["episodes"]) == (
+        "alice",
+        "heuristic",
+        2,
+        18,
+    )
+    assert (row["runs_started"], row["runs_completed"]) == (2, 2)
+
+
+def test_a_token_made_before_models_were_bound_plays_its_first_runs_model(
+    server: LiveServer, http: httpx.Client
+) -> None:
+    engine = server.app.state.leaderboard.open()
+    token_id, token = tokens.create(engine, "bob", "placeholder")
+    with engine.begin() as connection:  # as migration 0004 leaves a token that never ran
+        connection.execute(
+            update(token_table).where(token_table.c.token_id == token_id).values(model=None)
+        )
+    bob = {"Authorization": f"Bearer {token}"}
+    nameless = http.post("/leaderboard/runs", json={"suite": "lite"}, headers=bob)
+    assert (nameless.status_code, nameless.json()["code"]) == (422, "TOKEN_MODEL_MISMATCH")
+    assert ok(http.post("/leaderboard/runs", json={"model": "gpt-x", "suite": "lite"}, headers=bob))
+    other = http.post("/leaderboard/runs", json={"model": "gpt-y", "suite": "lite"}, headers=bob)
+    assert (other.status_code, other.json()["code"]) == (422, "TOKEN_MODEL_MISMATCH")
+    assert [t[2] for t in tokens.listed(engine)] == ["gpt-x"]
+
+
+def test_one_active_token_per_name_and_model(server: LiveServer) -> None:
+    engine = server.app.state.leaderboard.open()
+    token_id, token = tokens.create(engine, "carol", "m")
+    with pytest.raises(tokens.TokenTaken, match=token_id):
+        tokens.create(engine, "carol", "m")
+    tokens.create(engine, "carol", "m2")  # another model: another token, another row
+    fresh = tokens.rotate(engine, token_id)
+    assert fresh is not None and fresh != token
+    assert tokens.submitter(engine, fresh, None).token_id == token_id
+    with pytest.raises(InvalidToken):
+        tokens.submitter(engine, token, None)  # the old secret
+
+
+def test_migration_0004_binds_each_old_token_to_its_first_runs_model(tmp_path: Path) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    from dataclean_env.leaderboard import db
+
+    engine = db.connect(f"sqlite+pysqlite:///{tmp_path / 'old.sqlite3'}")
+    config = Config()
+    config.set_main_option("script_location", str(db.MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0003")
+        for token_id in ("tok-ran", "tok-idle"):
+            connection.exec_driver_sql(
+                "INSERT INTO tokens (token_id, name, token_hash, created_at) "
+                f"VALUES ('{token_id}', 'team', 'hash-{token_id}', '2026-12-01 00:00:00')"
+            )
+        for run_id, model, day in (("run-2", "second", 3), ("run-1", "first", 2)):
+            connection.exec_driver_sql(
+                "INSERT INTO runs (run_id, name, model, client, status, episodes, families, "
+                "server_version, generator_version, created_at, token_id, rollouts) VALUES "
+                f"('{run_id}', 'team', '{model}', 'c', 'complete', 9, '[]', 's', 'g', "
+                f"'2026-12-0{day} 00:00:00', 'tok-ran', 1)"
+            )
+    db.migrate(engine)
+    with engine.connect() as connection:
+        bound = dict(connection.execute(select(token_table.c.token_id, token_table.c.model)).all())
+    engine.dispose()
+    assert bound == {"tok-ran": "first", "tok-idle": None}
