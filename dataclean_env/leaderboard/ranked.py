@@ -94,6 +94,15 @@ class RankedEpisode(Episode):
             return True
         return False
 
+    def withdraw(self) -> None:
+        """Its run was withdrawn: it ends unrecorded (callers hold the lock)."""
+        if self.status == "open":
+            self.status = "withdrawn"
+            self.done = True
+            self.ended_at = datetime.now(UTC)
+            self.last_message = "This run was withdrawn from the leaderboard; episode ended."
+        self.recorded = True  # nothing is recorded for a withdrawn run
+
     def end(self, status: str, message: str | None = None) -> None:
         self.status = status
         self.done = True

@@ -70,6 +70,7 @@ from dataclean_env.leaderboard.versions import (
     SERVER_VERSION,
     suite_version,
 )
+from dataclean_env.leaderboard.withdraw import WITHDRAWN, reason
 from dataclean_env.server.rate_limit import Buckets, RateLimit
 from dataclean_env.settings import Settings
 from dataclean_env.tasks.generated import FAMILIES
@@ -410,8 +411,8 @@ class Leaderboard:
         (no room) leaves the episode unjoined, its clock not started."""
         with self._live_lock:
             slot = self._slots.get(episode_id)
-        if slot is None:
-            return None
+            if slot is None or slot.run_id not in self._runs:  # its run has ended
+                return None
         task = secret_instance(slot.family, self.secret, slot.instance_index)
         started = self.clock() + self.settings.leaderboard_episode_seconds
         deadline = min(started, slot.run_deadline)
@@ -493,6 +494,7 @@ class Leaderboard:
             "rollouts": row.rollouts,
             "step_budgets": {f: _max_steps(f, self.secret) for f in row.families},
             "created_at": _utc(row.created_at).isoformat(),
+            "withdrawn": reason(self.open(), run_id) if row.status == WITHDRAWN else None,
             "mean": summary["raw"] if row.status == "complete" and summary else None,
             "summary": summary,
             "episodes": [
@@ -624,7 +626,33 @@ class Leaderboard:
                 episode.lock.release()
         for run_id in late:
             self._time_out_unjoined(engine, run_id)
+        self._end_withdrawn(engine)
         self._abort_unheld(engine)
+
+    def _end_withdrawn(self, engine: Engine) -> None:
+        """End this process's episodes of runs an administrator withdrew (`withdraw`, run
+        by another process: the admin command): they give back their places at once."""
+        from sqlalchemy import select
+
+        from dataclean_env.leaderboard.tables import runs
+
+        with self._live_lock:
+            held = list(self._runs)
+        if not held:
+            return
+        with engine.connect() as connection:
+            gone = connection.execute(
+                select(runs.c.run_id).where(runs.c.run_id.in_(held), runs.c.status == WITHDRAWN)
+            ).scalars()
+            withdrawn = list(gone)
+        for run_id in withdrawn:
+            with self._live_lock:
+                live = [self._live[i] for i in self._runs.get(run_id, []) if i in self._live]
+            for episode in live:
+                with episode.lock:
+                    episode.withdraw()
+                self.store.release(episode.episode_id)
+            self._retire(run_id)
 
     def _time_out_unjoined(self, engine: Engine, run_id: str) -> None:
         """A run past its deadline: its episodes never joined end as timed out, unscored."""
@@ -750,6 +778,7 @@ class Leaderboard:
             if wanted == suite_version(shown.version):  # this code's board also lists the
                 # suite's runs that are not complete, recorded or not (say, never joined)
                 listed |= (runs.c.suite == shown.version) & (runs.c.status != "complete")
+            listed &= runs.c.status != WITHDRAWN  # taken off the board
             played = [
                 board.RunRow(
                     r.run_id,

@@ -9,6 +9,8 @@ submissions   self-reported scores (CleanifyAI's form); never ranked with verifi
 secrets       the server secret, when it was generated rather than given
 holders       server processes that hold episodes, with their last heartbeat
 tokens        submitter tokens: a name, a model, and the token's sha256 (never the token)
+withdrawals   runs an administrator took off the board (one by one, or by revoking their
+              token): when, why, and the status each had
 """
 
 from __future__ import annotations
@@ -136,4 +138,15 @@ tokens = Table(
     Column("revoked_at", DateTime(timezone=True)),
     # The one model its runs play (NULL: made before models were bound; its first run's).
     Column("model", String(128)),
+)
+
+withdrawals = Table(
+    "withdrawals",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(40), ForeignKey("runs.run_id"), nullable=False, index=True),
+    Column("token_id", String(16)),
+    Column("status_before", String(16), nullable=False),
+    Column("why", String(500), nullable=False),
+    Column("withdrawn_at", DateTime(timezone=True), nullable=False),
 )

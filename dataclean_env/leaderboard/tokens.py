@@ -5,7 +5,8 @@ One token is one row on a board (per suite version): every run under it is poole
 under the token's name and model, so a client cannot buy rows by naming its model anew (a
 run naming another model is refused, 422 TOKEN_MODEL_MISMATCH). The administrator makes one
 token per team and model; a token made before models were bound plays the model of its
-first run. A revoked or unknown token is refused (401 INVALID_TOKEN). To replace a leaked
+first run. A revoked or unknown token is refused (401 INVALID_TOKEN); revoking a token
+withdraws all of its runs (`withdraw`). To replace a leaked
 token without touching its runs, `rotate` gives it a new secret.
 """
 
@@ -20,6 +21,7 @@ from sqlalchemy import Engine, insert, or_, select, update
 
 from dataclean_env.errors import InvalidToken, TokenModelMismatch
 from dataclean_env.leaderboard.tables import tokens
+from dataclean_env.leaderboard.withdraw import withdraw_tokens
 
 PREFIX = "dce_"  # so a leaked token is recognisable in a log or a repository
 MAX_TOKEN_LENGTH = 128
@@ -101,7 +103,8 @@ def listed(engine: Engine) -> list[tuple[str, str, str | None, datetime, datetim
 
 
 def revoke(engine: Engine, which: str) -> list[str]:
-    """Revoke the token with id `which`, or every token named `which`: their ids."""
+    """Revoke the token with id `which`, or every token named `which`, and withdraw all
+    their runs (open ones end; every one leaves the board): the tokens' ids."""
     with engine.begin() as connection:
         chosen = or_(tokens.c.token_id == which, tokens.c.name == which)
         ids = list(
@@ -112,6 +115,8 @@ def revoke(engine: Engine, which: str) -> list[str]:
         connection.execute(
             update(tokens).where(tokens.c.token_id.in_(ids)).values(revoked_at=datetime.now(UTC))
         )
+        if ids:
+            withdraw_tokens(connection, ids, f"token {', '.join(ids)} revoked")
     return ids
 
 

@@ -6,6 +6,9 @@ rather than waited for.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +19,7 @@ from sqlalchemy import select, update
 
 from dataclean_env.errors import InvalidToken
 from dataclean_env.leaderboard import tokens
-from dataclean_env.leaderboard.tables import records
+from dataclean_env.leaderboard.tables import records, withdrawals
 from dataclean_env.leaderboard.tables import tokens as token_table
 from tests.api.test_leaderboard import FINISH, SHOW, board_settings, play_heuristic
 from tests.support import ok
@@ -227,3 +230,89 @@ def test_migration_0004_binds_each_old_token_to_its_first_runs_model(tmp_path: P
         bound = dict(connection.execute(select(token_table.c.token_id, token_table.c.model)).all())
     engine.dispose()
     assert bound == {"tok-ran": "first", "tok-idle": None}
+
+
+# ── revocation withdraws ──────────────────────────────────────────────────
+def admin(database: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DCE_LEADERBOARD_DB": str(database)}
+    command = [sys.executable, "-m", "dataclean_env.leaderboard.admin", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+def withdrawals_of(server: LiveServer) -> list[tuple[str, str, str]]:
+    with server.app.state.leaderboard.open().connect() as connection:
+        return [
+            (r.run_id, r.status_before, r.why)
+            for r in connection.execute(select(withdrawals).order_by(withdrawals.c.id))
+        ]
+
+
+def test_revoking_a_token_aborts_its_open_run_and_takes_its_row_off_the_board(
+    server: LiveServer, http: httpx.Client
+) -> None:
+    database = server.app.state.leaderboard.settings.leaderboard_db
+    alice, bob = token_for(server, "alice"), token_for(server, "bob")
+    done = lite_run(http, alice)
+    for episode in done["episodes"]:
+        ok(http.post("/step", json={"episode_id": episode["episode_id"], **FINISH}))
+    kept = lite_run(http, bob)
+    for episode in kept["episodes"]:
+        ok(http.post("/step", json={"episode_id": episode["episode_id"], **FINISH}))
+    flight = lite_run(http, alice)  # in flight when the token is revoked
+    first = flight["episodes"][0]["episode_id"]
+    ok(http.post("/reset", json={"episode_id": first}))
+    assert [r["name"] for r in lite_board(http)["entries"]] == ["alice", "bob"]
+    revoked = admin(database, "token", "revoke", "alice")
+    assert revoked.returncode == 0, revoked.stderr
+    shown = lite_board(http)  # the serving process sweeps: the run in flight ends
+    assert [r["name"] for r in shown["entries"]] == ["bob"]
+    assert [u["run_id"] for u in shown["unranked"]] == []
+    refused = http.post("/step", json={"episode_id": first, **SHOW})
+    assert (refused.status_code, refused.json()["code"]) == (409, "EPISODE_FINISHED")
+    assert "withdrawn" in refused.json()["detail"]
+    unplayed = flight["episodes"][1]["episode_id"]
+    late = http.post("/reset", json={"episode_id": unplayed})
+    assert (late.status_code, late.json()["code"]) == (404, "UNKNOWN_EPISODE")
+    record = ok(http.get(f"/leaderboard/runs/{flight['run_id']}"))
+    assert record["status"] == "withdrawn" and record["ranked"] is False
+    assert record["withdrawn"]["why"].endswith("revoked")
+    assert {e["status"] for e in record["episodes"]} == {"withdrawn"}
+    # The audit trail keeps both: the records of the complete run, and why it was withdrawn.
+    assert len(finished_normalised(server, done["run_id"])) == 9
+    assert sorted(withdrawals_of(server)) == sorted(
+        [
+            (done["run_id"], "complete", revoked_why(server, "alice")),
+            (flight["run_id"], "open", revoked_why(server, "alice")),
+        ]
+    )
+
+
+def revoked_why(server: LiveServer, name: str) -> str:
+    [token_id] = [t[0] for t in tokens.listed(server.app.state.leaderboard.open()) if t[1] == name]
+    return f"token {token_id} revoked"
+
+
+def test_an_administrator_withdraws_one_run_with_a_reason(
+    server: LiveServer, http: httpx.Client
+) -> None:
+    database = server.app.state.leaderboard.settings.leaderboard_db
+    alice = token_for(server, "alice")
+    runs = [lite_run(http, alice) for _ in range(2)]
+    for run in runs:
+        for episode in run["episodes"]:
+            ok(http.post("/step", json={"episode_id": episode["episode_id"], **FINISH}))
+    [row] = lite_board(http)["entries"]
+    assert row["runs"] == 2
+    why = "played with the gold tables open"
+    withdrawn = admin(database, "run", "withdraw", runs[0]["run_id"], "--why", why)
+    assert (withdrawn.returncode, withdrawn.stdout.strip()) == (0, f"withdrew {runs[0]['run_id']}")
+    [row] = lite_board(http)["entries"]
+    assert (row["runs"], row["runs_started"], row["records"]) == (
+        1, 1, [f"/leaderboard/runs/{runs[1]['run_id']}"],
+    )  # fmt: skip
+    record = ok(http.get(f"/leaderboard/runs/{runs[0]['run_id']}"))
+    assert (record["status"], record["withdrawn"]["why"]) == ("withdrawn", why)
+    assert withdrawals_of(server) == [(runs[0]["run_id"], "complete", why)]
+    again = admin(database, "run", "withdraw", runs[0]["run_id"], "--why", why)
+    assert again.returncode == 1 and "no run" in again.stderr
+    assert admin(database, "run", "withdraw", runs[1]["run_id"]).returncode == 2  # --why needed
