@@ -205,6 +205,14 @@ class InvalidToken(EnvError):
     status = 401
 
 
+class TokenModelMismatch(EnvError):
+    """A run under a submitter token names another model than the one the token is bound
+    to: one token is one board row, so a model is chosen when the token is made."""
+
+    code = "TOKEN_MODEL_MISMATCH"
+    status = 422
+
+
 class TokenRequired(EnvError):
     """DCE_LEADERBOARD_REQUIRE_TOKEN is set and the run request carries no token."""
 

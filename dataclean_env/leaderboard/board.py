@@ -1,12 +1,17 @@
 """Ranking, from stored rows to the boards `GET /leaderboard` shows (pure functions).
 
-Verified, per suite version: one row per (submitter, model), pooling every episode of that
-submitter's complete runs of that model (so re-running to keep the best run does not help):
-the mean normalised score with a 95% percentile-bootstrap interval over the pooled episodes
+Verified, per suite version: one row per submitter identity, pooling every episode of its
+closed runs, complete or not (so neither re-running to keep the
+best run nor walking away from a bad one helps): an episode the run did not finish counts
+as doing nothing (normalised 0, no raw score). The row shows the mean normalised score with
+a 95% percentile-bootstrap interval over the pooled episodes
 (`runner.stats.bootstrap_interval`, seeded, so the same records give the same interval),
-the raw score beside it, per family and per difficulty, and the runs and episodes counted.
-Runs under a token and anonymous runs are pooled and listed apart, never ranked together;
-runs that are not complete are listed, not ranked. Self-reported (CleanifyAI's shape): per
+the raw mean of the finished episodes beside it, per family and per difficulty, and the
+runs started, completed and pooled. An identity is a token (bound to one name and one model
+by the administrator: whatever model string a client sends, its runs make one row), or,
+for runs without one, the (name, model) they give. Runs under a token and anonymous runs are pooled and
+listed apart, never ranked together; open runs, runs the server aborted, and complete runs
+not wholly scored under the board's version are listed, not pooled. Self-reported (CleanifyAI's shape): per
 model name, the best submitted score of each task and their average.
 """
 
@@ -34,6 +39,14 @@ class RunRow:
     episodes: int
     created_at: Any
     rollouts: int = 1  # plays of each drawn instance
+    token_id: str | None = None  # None: anonymous
+
+    @property
+    def identity(self) -> tuple[bool, str, str]:
+        """The row it pools into: its token's; without one, its (name, model)."""
+        if self.token_id is not None:
+            return (False, self.token_id, "")
+        return (self.anonymous, self.name, self.model)
 
 
 @dataclass(frozen=True)
@@ -42,7 +55,7 @@ class Scored:
 
     family: str
     difficulty: str
-    score: float  # raw
+    score: float | None  # raw; None: an episode the run did not finish
     normalised: float
     steps: int
     refused: int
@@ -54,6 +67,16 @@ class Scored:
             row.family, row.difficulty, row.score, row.normalised if row.normalised is not None
             else 0.0, row.steps, row.refused, row.figures or {},
         )  # fmt: skip
+
+    @classmethod
+    def nothing(cls, family: str, difficulty: str) -> Scored:
+        """An episode its run did not finish (never joined, timed out): doing nothing."""
+        return cls(family, difficulty, None, 0.0, 0, 0, {})
+
+
+# A closed run is pooled whether or not it finished every episode; an aborted one (its
+# server stopped or died) is not: the submitter did not end it.
+POOLED = frozenset({"complete", "timed_out"})
 
 
 def figures(episode: RankedEpisode) -> dict[str, Any]:
@@ -74,6 +97,12 @@ def _mean(values: list[float]) -> float:
     return round(sum(values) / len(values), 4)
 
 
+def _raw(episodes: list[Scored]) -> float | None:
+    """The raw mean of the finished episodes (an unfinished one has no raw score)."""
+    played = [e.score for e in episodes if e.score is not None]
+    return _mean(played) if played else None
+
+
 def scores(episodes: list[Scored]) -> dict[str, Any]:
     """The suite score of `episodes`: normalised mean, its interval, the raw mean."""
     normalised = [e.normalised for e in episodes]
@@ -82,7 +111,7 @@ def scores(episodes: list[Scored]) -> dict[str, Any]:
         "normalised": _mean(normalised),
         "ci_low": round(low, 4),
         "ci_high": round(high, 4),
-        "raw": _mean([e.score for e in episodes]),
+        "raw": _raw(episodes),
         "episodes": len(episodes),
     }
 
@@ -120,14 +149,18 @@ def verified(
     runs: Iterable[RunRow], scored: Mapping[str, list[Scored]], limit: int
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """The named rows (ranked), the anonymous rows (apart, unranked) and the runs that are
-    not complete. `scored`: run_id -> its records under the board's suite version."""
+    not pooled. `scored`: run_id -> its episodes under the board's suite version (a closed
+    run's unfinished ones as `Scored.nothing`)."""
     pools: dict[tuple[bool, str, str], list[RunRow]] = {}
+    started: dict[tuple[bool, str, str], list[RunRow]] = {}  # every run of an identity
     unranked = []
     for run in sorted(runs, key=lambda r: (r.created_at, r.run_id)):
         rows = scored.get(run.run_id, [])
-        if run.status == "complete" and len(rows) == run.episodes:
-            pools.setdefault((run.anonymous, run.name, run.model), []).append(run)
-        else:  # partial, timed out, aborted, or not every episode scored under this version
+        key = run.identity
+        started.setdefault(key, []).append(run)
+        if run.status in POOLED and len(rows) == run.episodes:
+            pools.setdefault(key, []).append(run)
+        else:  # open, aborted, or not every episode scored under this version
             unranked.append(
                 {
                     "run_id": run.run_id,
@@ -141,13 +174,16 @@ def verified(
                 }
             )
     listed: dict[bool, list[tuple[Any, ...]]] = {False: [], True: []}
-    for (anonymous, name, model), pooled in pools.items():
+    for key, pooled in pools.items():
         episodes = [e for run in pooled for e in scored[run.run_id]]
         entry = {
-            "name": name,
-            "model": model,
+            # A token's name and model are its own; its first run carries them.
+            "name": pooled[0].name,
+            "model": pooled[0].model,
             **scores(episodes),
             "runs": len(pooled),
+            "runs_started": len(started[key]),
+            "runs_completed": sum(run.status == "complete" for run in started[key]),
             # Plays per instance in the pooled runs: with more than one, an instance's
             # episodes are not independent draws, and the interval is over episodes.
             "rollouts": sorted({run.rollouts for run in pooled}),
@@ -155,7 +191,7 @@ def verified(
             "difficulties": {d: _pair(g) for d, g in _by(episodes, "difficulty").items()},
             "records": [f"/leaderboard/runs/{run.run_id}" for run in pooled],
         }
-        listed[anonymous].append((-entry["normalised"], pooled[0].created_at, entry))
+        listed[pooled[0].anonymous].append((-entry["normalised"], pooled[0].created_at, entry))
     named, apart = (
         [entry for _, _, entry in sorted(listed[a], key=lambda e: (e[0], e[1]))][:limit]
         for a in (False, True)
@@ -167,10 +203,10 @@ def verified(
     )
 
 
-def _pair(group: list[Scored]) -> dict[str, float]:
+def _pair(group: list[Scored]) -> dict[str, float | None]:
     return {
         "normalised": _mean([e.normalised for e in group]),
-        "raw": _mean([e.score for e in group]),
+        "raw": _raw(group),
     }
 
 

@@ -38,6 +38,9 @@ class RankedEpisode(Episode):
     ):
         super().__init__(episode_id, task)
         self.blind = True
+        # Its scores stay hidden after its end until its run ends (`reward_visibility`): a
+        # run's score, or one rollout's, must not inform the rest of the run.
+        self.sealed = True
         self.label_budget = 0  # labels reveal gold: never on the leaderboard
         self.deadline = deadline  # on `clock`
         self.clock = clock
@@ -90,6 +93,15 @@ class RankedEpisode(Episode):
             self.end("timed_out", "Time limit reached; episode finished.")
             return True
         return False
+
+    def withdraw(self) -> None:
+        """Its run was withdrawn: it ends unrecorded (callers hold the lock)."""
+        if self.status == "open":
+            self.status = "withdrawn"
+            self.done = True
+            self.ended_at = datetime.now(UTC)
+            self.last_message = "This run was withdrawn from the leaderboard; episode ended."
+        self.recorded = True  # nothing is recorded for a withdrawn run
 
     def end(self, status: str, message: str | None = None) -> None:
         self.status = status

@@ -35,6 +35,7 @@ import secrets as random_source
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache, partial
@@ -69,12 +70,13 @@ from dataclean_env.leaderboard.versions import (
     SERVER_VERSION,
     suite_version,
 )
+from dataclean_env.leaderboard.withdraw import WITHDRAWN, reason
 from dataclean_env.server.rate_limit import Buckets, RateLimit
 from dataclean_env.settings import Settings
 from dataclean_env.tasks.generated import FAMILIES
 
 if TYPE_CHECKING:
-    from sqlalchemy import Connection, Engine
+    from sqlalchemy import ColumnElement, Connection, Engine
 
     from dataclean_env.engine.episode import Episode
     from dataclean_env.server.episode_store import EpisodeStore
@@ -106,7 +108,7 @@ class Slot:
     instance_index: int
     instance_hash: str
     suite: str | None  # the suite's composition version; None: a practice run
-    run_deadline: float  # on time.monotonic
+    run_deadline: float  # on the leaderboard's clock
 
 
 class Leaderboard:
@@ -119,6 +121,8 @@ class Leaderboard:
             "submissions", settings.leaderboard_submissions_per_hour, buckets
         )
         self._engine: Engine | None = None
+        # Runs' and episodes' deadlines read this (tests move it rather than wait).
+        self.clock: Callable[[], float] = time.monotonic
         self.holder_id = random_source.token_hex(8)  # this process, in the holders table
         self._secret: bytes | None = None
         self._open_lock = threading.Lock()
@@ -131,7 +135,7 @@ class Leaderboard:
 
     def token_id(self, token: str) -> str:
         """The id of a valid submitter token (InvalidToken), for the quotas it raises."""
-        return tokens.submitter(self.open(), token).token_id
+        return tokens.token_id(self.open(), token)
 
     # ── database ──────────────────────────────────────────────────────────
     def open(self) -> Engine:
@@ -353,7 +357,7 @@ class Leaderboard:
         now = datetime.now(UTC)
         run_seconds = self.settings.leaderboard_run_seconds
         composition = played.version if isinstance(played, Suite) else None
-        run_deadline = time.monotonic() + run_seconds
+        run_deadline = self.clock() + run_seconds
         slots: dict[str, Slot] = {}
         rows = []
         for position, (cell, index) in enumerate(drawn):
@@ -411,12 +415,12 @@ class Leaderboard:
         (no room) leaves the episode unjoined, its clock not started."""
         with self._live_lock:
             slot = self._slots.get(episode_id)
-        if slot is None:
-            return None
+            if slot is None or slot.run_id not in self._runs:  # its run has ended
+                return None
         task = secret_instance(slot.family, self.secret, slot.instance_index)
-        started = time.monotonic() + self.settings.leaderboard_episode_seconds
+        started = self.clock() + self.settings.leaderboard_episode_seconds
         deadline = min(started, slot.run_deadline)
-        return RankedEpisode(episode_id, task, deadline, self._on_end)
+        return RankedEpisode(episode_id, task, deadline, self._on_end, self.clock)
 
     def _joined(self, episode: Episode) -> None:
         """The store took a built episode: sweeps time it out from now on."""
@@ -456,6 +460,7 @@ class Leaderboard:
                         run_episodes.c.position,
                         records.c.family,
                         records.c.difficulty,
+                        records.c.status,
                         records.c.score,
                         records.c.normalised,
                         records.c.steps,
@@ -466,14 +471,24 @@ class Leaderboard:
                     .where(records.c.run_id == run_id, records.c.grader_version == GRADER_VERSION)
                 )
             }
-        ended = [board.Scored.of(r) for r in scored.values()]
+        # No score of a run is shown before it ends (so that none can decide whether to
+        # finish it); a closed run counts its unfinished episodes as doing nothing.
+        shown = {} if row.status == "open" else scored
+        ended = [
+            board.Scored.of(shown[e.position])
+            if e.position in shown and shown[e.position].status == "finished"
+            else board.Scored.nothing(e.family, e.difficulty)
+            for e in episodes
+            if e.position in shown or row.status in board.POOLED
+        ]
+        summary = board.summary(ended) if ended else None
         return {
             "run_id": row.run_id,
             "name": row.name,
             "model": row.model,
             "anonymous": row.token_id is None,
             "status": row.status,
-            "ranked": row.status == "complete" and row.suite is not None,
+            "ranked": row.status in board.POOLED and row.suite is not None,
             "suite": row.suite,
             "suite_version": version,
             "grader_version": GRADER_VERSION,
@@ -483,18 +498,17 @@ class Leaderboard:
             "rollouts": row.rollouts,
             "step_budgets": {f: _max_steps(f, self.secret) for f in row.families},
             "created_at": _utc(row.created_at).isoformat(),
-            "mean": round(sum(e.score for e in ended) / len(ended), 4)
-            if row.status == "complete" and ended
-            else None,
-            "summary": board.summary(ended) if ended else None,
+            "withdrawn": reason(self.open(), run_id) if row.status == WITHDRAWN else None,
+            "mean": summary["raw"] if row.status == "complete" and summary else None,
+            "summary": summary,
             "episodes": [
                 {
                     "position": e.position,
                     "task_id": e.family,
                     "difficulty": e.difficulty,
                     "status": e.status,
-                    "score": scored[e.position].score if e.position in scored else None,
-                    "normalised": scored[e.position].normalised if e.position in scored else None,
+                    "score": shown[e.position].score if e.position in shown else None,
+                    "normalised": shown[e.position].normalised if e.position in shown else None,
                 }
                 for e in episodes
             ],
@@ -565,16 +579,20 @@ class Leaderboard:
         }
 
     def _retire(self, run_id: str) -> None:
-        """A closed run retires: its episodes stay readable for `RETAIN_S`, then the server
-        lets go of their tables."""
+        """A closed run retires: its episodes' scores may be shown (they were sealed while it
+        ran), they stay readable for `RETAIN_S`, then the server lets go of their tables."""
         with self._live_lock:
             if run_id in self._runs:
-                self._retired[run_id] = (time.monotonic(), self._release_slot(run_id))
+                ids = self._release_slot(run_id)
+                self._retired[run_id] = (self.clock(), ids)
+                for episode_id in ids:
+                    if episode_id in self._live:
+                        self._live[episode_id].sealed = False
             self._drop_retired()
 
     def _drop_retired(self) -> None:
         # Callers hold _live_lock. Oldest first (dicts keep insertion order).
-        cutoff = time.monotonic() - RETAIN_S
+        cutoff = self.clock() - RETAIN_S
         for run_id, (since, ids) in list(self._retired.items()):
             if since >= cutoff and len(self._retired) <= RETAIN_RUNS:
                 break
@@ -595,7 +613,7 @@ class Leaderboard:
             late = [
                 run_id
                 for run_id, ids in self._runs.items()
-                if ids and self._slots[ids[0]].run_deadline < time.monotonic()
+                if ids and self._slots[ids[0]].run_deadline < self.clock()
             ]
         for episode in live:
             # An episode a step holds is passed over, not waited for (a step may take seconds,
@@ -612,7 +630,33 @@ class Leaderboard:
                 episode.lock.release()
         for run_id in late:
             self._time_out_unjoined(engine, run_id)
+        self._end_withdrawn(engine)
         self._abort_unheld(engine)
+
+    def _end_withdrawn(self, engine: Engine) -> None:
+        """End this process's episodes of runs an administrator withdrew (`withdraw`, run
+        by another process: the admin command): they give back their places at once."""
+        from sqlalchemy import select
+
+        from dataclean_env.leaderboard.tables import runs
+
+        with self._live_lock:
+            held = list(self._runs)
+        if not held:
+            return
+        with engine.connect() as connection:
+            gone = connection.execute(
+                select(runs.c.run_id).where(runs.c.run_id.in_(held), runs.c.status == WITHDRAWN)
+            ).scalars()
+            withdrawn = list(gone)
+        for run_id in withdrawn:
+            with self._live_lock:
+                live = [self._live[i] for i in self._runs.get(run_id, []) if i in self._live]
+            for episode in live:
+                with episode.lock:
+                    episode.withdraw()
+                self.store.release(episode.episode_id)
+            self._retire(run_id)
 
     def _time_out_unjoined(self, engine: Engine, run_id: str) -> None:
         """A run past its deadline: its episodes never joined end as timed out, unscored."""
@@ -723,7 +767,7 @@ class Leaderboard:
         else `suite` (default the full suite) under `grader_version` (default this code's)."""
         from sqlalchemy import func, select
 
-        from dataclean_env.leaderboard.tables import records, runs, submissions
+        from dataclean_env.leaderboard.tables import records, run_episodes, runs, submissions
 
         try:
             shown = suite_named(suite or DEFAULT_SUITE)
@@ -734,6 +778,11 @@ class Leaderboard:
         self.sweep()
         with self.open().connect() as connection:
             versioned = select(records.c.run_id).where(records.c.suite_version == wanted).distinct()
+            listed: ColumnElement[bool] = runs.c.run_id.in_(versioned)
+            if wanted == suite_version(shown.version):  # this code's board also lists the
+                # suite's runs that are not complete, recorded or not (say, never joined)
+                listed |= (runs.c.suite == shown.version) & (runs.c.status != "complete")
+            listed &= runs.c.status != WITHDRAWN  # taken off the board
             played = [
                 board.RunRow(
                     r.run_id,
@@ -744,6 +793,7 @@ class Leaderboard:
                     r.episodes,
                     r.created_at,
                     r.rollouts,
+                    r.token_id,
                 )
                 for r in connection.execute(
                     select(
@@ -755,20 +805,37 @@ class Leaderboard:
                         runs.c.episodes,
                         runs.c.created_at,
                         runs.c.rollouts,
-                    ).where(
-                        (runs.c.run_id.in_(versioned))
-                        | ((runs.c.suite == shown.version) & (runs.c.status != "complete"))
-                    )
+                    ).where(listed)
                 )
             ]
             scores: dict[str, list[board.Scored]] = {}
+            finished: dict[str, board.Scored] = {}  # episode id -> its record
+            timed_out = {r.run_id for r in played if r.status == "timed_out"}
             for row in connection.execute(
                 select(
-                    records.c.run_id, records.c.family, records.c.difficulty, records.c.score,
+                    records.c.run_id, records.c.episode_id, records.c.family,
+                    records.c.difficulty, records.c.status, records.c.score,
                     records.c.normalised, records.c.steps, records.c.refused, records.c.figures,
                 ).where(records.c.suite_version == wanted)
             ):  # fmt: skip
-                scores.setdefault(row.run_id, []).append(board.Scored.of(row))
+                if row.run_id not in timed_out:  # (an open run's: counted, never shown)
+                    scores.setdefault(row.run_id, []).append(board.Scored.of(row))
+                elif row.status == "finished":
+                    finished[row.episode_id] = board.Scored.of(row)
+            # A run that timed out: every episode but the finished ones counts as doing
+            # nothing.
+            for episode in connection.execute(
+                select(
+                    run_episodes.c.run_id, run_episodes.c.episode_id, run_episodes.c.family,
+                    run_episodes.c.difficulty, run_episodes.c.status,
+                )
+                .where(run_episodes.c.run_id.in_(sorted(timed_out)))
+                .order_by(run_episodes.c.run_id, run_episodes.c.position)
+            ):  # fmt: skip
+                kept = finished.get(episode.episode_id) if episode.status == "finished" else None
+                scores.setdefault(episode.run_id, []).append(
+                    kept or board.Scored.nothing(episode.family, episode.difficulty)
+                )
             best = connection.execute(
                 select(
                     submissions.c.model_name, submissions.c.task_id, func.max(submissions.c.score)

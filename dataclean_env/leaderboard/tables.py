@@ -8,7 +8,9 @@ records       append-only: one per episode and grader version, with the trace, t
 submissions   self-reported scores (CleanifyAI's form); never ranked with verified ones
 secrets       the server secret, when it was generated rather than given
 holders       server processes that hold episodes, with their last heartbeat
-tokens        submitter tokens: a name and the token's sha256 (never the token)
+tokens        submitter tokens: a name, a model, and the token's sha256 (never the token)
+withdrawals   runs an administrator took off the board (one by one, or by revoking their
+              token): when, why, and the status each had
 """
 
 from __future__ import annotations
@@ -134,4 +136,17 @@ tokens = Table(
     Column("token_hash", String(64), nullable=False, unique=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("revoked_at", DateTime(timezone=True)),
+    # The one model its runs play (NULL: made before models were bound; its first run's).
+    Column("model", String(128)),
+)
+
+withdrawals = Table(
+    "withdrawals",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(40), ForeignKey("runs.run_id"), nullable=False, index=True),
+    Column("token_id", String(16)),
+    Column("status_before", String(16), nullable=False),
+    Column("why", String(500), nullable=False),
+    Column("withdrawn_at", DateTime(timezone=True), nullable=False),
 )

@@ -4,8 +4,9 @@ The server picks the instances (a fresh draw of the suite from its secret split)
 them itself; this side asks for a run (under the token in DCE_LEADERBOARD_TOKEN, if set),
 plays each of its blind episodes over /ws (a reset with the episode id joins it), sends
 `finish` to any episode the agent leaves open, and prints the run's normalised score and
-where to see its record. The log lines are the usual ones; while an episode runs, its reward reads 0.00
-(the server hides it), and `[END]` carries the final score the server revealed.
+where to see its record. The log lines are the usual ones; while the run is open, its
+rewards read 0.00 (the server shows no score of a run before the run ends), so `[END]`
+carries a score only for the episode that ends the run; the run's record has them all.
 
 `--resume RUN_ID` continues a run this client started: the episode ids are what lets one
 play, and the server tells them only once (its public status never shows them), so the run's

@@ -52,8 +52,8 @@ def board(tmp_path: Path) -> Iterator[TestClient]:
         yield client
 
 
-def token_for(client: TestClient, name: str) -> dict[str, str]:
-    _, token = tokens.create(client.app.state.leaderboard.open(), name)
+def token_for(client: TestClient, name: str, model: str = "m") -> dict[str, str]:
+    _, token = tokens.create(client.app.state.leaderboard.open(), name, model)
     return {"Authorization": f"Bearer {token}"}
 
 
@@ -98,7 +98,7 @@ def test_only_a_run_that_finished_its_whole_suite_is_ranked(board: TestClient) -
         )
     )
     finish_all(board, practice)  # a 1-episode run, complete: never ranked
-    partial = lite_run(board, alice, model="other")
+    partial = lite_run(board, alice)
     finish_all(board, partial, leave=1)
     shown = lite_board(board)
     assert shown["suite_version"] == LITE and shown["title"].startswith(LITE)
@@ -222,7 +222,7 @@ def test_one_submitter_holds_at_most_its_share_of_open_runs(tmp_path: Path) -> N
 # ── the run record ─────────────────────────────────────────────────────────
 def test_a_run_record_names_its_versions_the_agent_and_its_rates(board: TestClient) -> None:
     agent = {"prompt": "You clean tables.", "temperature": 0.7, "step_budget": 12}
-    run = lite_run(board, token_for(board, "alice"), model="gpt-x", agent=agent)
+    run = lite_run(board, token_for(board, "alice", "gpt-x"), model="gpt-x", agent=agent)
     finish_all(board, run)
     record = ok(board.get(f"/leaderboard/runs/{run['run_id']}"))
     assert (record["status"], record["ranked"], record["anonymous"]) == ("complete", True, False)
@@ -252,14 +252,14 @@ def admin(database: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_tokens_made_listed_and_revoked_by_the_admin_command(tmp_path: Path) -> None:
     database = tmp_path / "board.sqlite3"
-    made = admin(database, "token", "create", " \uff21lice ")  # NFKC: Alice
+    made = admin(database, "token", "create", " \uff21lice ", "--model", "m")  # NFKC: Alice
     assert made.returncode == 0, made.stderr
-    token_id, name = made.stdout.splitlines()[0].split(" ", 1)
+    token_id, name, model = made.stdout.splitlines()[0].split(" ", 2)
     token = made.stdout.splitlines()[1]
-    assert name == "Alice" and token.startswith("dce_")
-    assert admin(database, "token", "create", "bad\u202ename").returncode != 0
+    assert (name, model) == ("Alice", "m") and token.startswith("dce_")
+    assert admin(database, "token", "create", "bad\u202ename", "--model", "m").returncode != 0
     listed = admin(database, "token", "list").stdout
-    assert f"{token_id}\tAlice\t" in listed and listed.rstrip().endswith("active")
+    assert f"{token_id}\tAlice\tm\t" in listed and listed.rstrip().endswith("active")
     server = LiveServer(board_settings(tmp_path)).start()
     try:
         with httpx.Client(base_url=server.url, timeout=60) as http:
@@ -280,7 +280,9 @@ def test_tokens_made_listed_and_revoked_by_the_admin_command(tmp_path: Path) -> 
                 refused = http.post("/leaderboard/runs", json={"model": "m"}, headers=headers)
                 assert (refused.status_code, refused.json()["code"]) == (401, code)
             revoked = admin(database, "token", "revoke", "Alice")
-            assert (revoked.returncode, revoked.stdout.strip()) == (0, "revoked 1 token(s)")
+            assert (revoked.returncode, revoked.stdout.strip()) == (
+                0, "revoked 1 token(s); their runs are withdrawn"
+            )
             after = http.post("/leaderboard/runs", json={"model": "m"}, headers=bearer)
             assert (after.status_code, after.json()["code"]) == (401, "INVALID_TOKEN")
             assert "revoked" in after.json()["detail"]
@@ -297,7 +299,7 @@ def test_the_require_token_setting_refuses_anonymous_runs(tmp_path: Path) -> Non
         with httpx.Client(base_url=server.url, timeout=60) as http:
             refused = http.post("/leaderboard/runs", json={"name": "anon", "model": "m"})
             assert (refused.status_code, refused.json()["code"]) == (401, "TOKEN_REQUIRED")
-            _, token = tokens.create(server.app.state.leaderboard.open(), "carol")
+            _, token = tokens.create(server.app.state.leaderboard.open(), "carol", "m")
             run = http.post(
                 "/leaderboard/runs",
                 json={"model": "m", "suite": "lite"},

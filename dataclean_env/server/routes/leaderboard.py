@@ -5,7 +5,8 @@ GET  /leaderboard              CleanifyAI's board of self-reported scores, the v
                                `?suite_version=`, `?grader_version=` pick another board)
 POST /leaderboard/submit       a self-reported score (CleanifyAI's form), validated
 POST /leaderboard/runs         start a run of a suite (`Authorization: Bearer <token>`
-                               puts it under the token's name): its blind episodes' ids
+                               puts it under the token's name and model): its blind
+                               episodes' ids
 GET  /leaderboard/runs/{id}    a run's record: status, versions, what the agent declared,
                                its ended episodes' scores and their summary
 """
@@ -77,7 +78,12 @@ class RunRequest(BaseModel):
         description=f"Who runs it, without a token: at most {NAME_LENGTH} characters, "
         f"{NAME_RULE}. With a token the run goes under the token's name.",
     )
-    model: str = Field(description=f"The agent: at most {MODEL_LENGTH} characters, {NAME_RULE}.")
+    model: str | None = Field(
+        default=None,
+        description=f"The agent: at most {MODEL_LENGTH} characters, {NAME_RULE}. Required "
+        "without a token; with one it may be left out, and if given must be the model the "
+        "token is bound to (422 TOKEN_MODEL_MISMATCH).",
+    )
     suite: str | None = Field(
         default=None, max_length=64, description="`full` (the default) or `lite`, or a version."
     )
@@ -146,11 +152,14 @@ async def start_run(request: Request, board: Board, settings: Config) -> Any:
     over REST (`POST /reset` with `episode_id` joins it, then `/step` with it), or over /ws
     (a reset frame with `episode_id`). Episodes are blind; the server scores them itself."""
     form = _parse(RunRequest, await read_json(request))
-    submitter = await run_in_threadpool(_submitter, request, board, settings)
-    if submitter is not None:
-        name = submitter.name
+    model = None if form.model is None else board_name(form.model, "model", MODEL_LENGTH)
+    submitter = await run_in_threadpool(_submitter, request, board, settings, model)
+    if submitter is not None:  # one token, one row: its name and model
+        name, model = submitter.name, submitter.model
     elif form.name is None:
         raise InvalidSubmission("name: required without a submitter token")
+    elif model is None:
+        raise InvalidSubmission("model: required without a submitter token")
     else:
         name = board_name(form.name, "name", NAME_LENGTH)
     declared = form.agent.model_dump(exclude_none=True) if form.agent else {}
@@ -158,7 +167,7 @@ async def start_run(request: Request, board: Board, settings: Config) -> Any:
         partial(
             board.create_run,
             name,
-            board_name(form.model, "model", MODEL_LENGTH),
+            model,
             client_key(request.scope),
             suite=form.suite,
             families=form.families,
@@ -170,8 +179,11 @@ async def start_run(request: Request, board: Board, settings: Config) -> Any:
     )
 
 
-def _submitter(request: Request, board: Leaderboard, settings: Settings) -> Submitter | None:
-    """The token's holder; None: an anonymous run (refused when tokens are required)."""
+def _submitter(
+    request: Request, board: Leaderboard, settings: Settings, model: str | None
+) -> Submitter | None:
+    """The token's holder (playing `model`, if named); None: an anonymous run (refused
+    when tokens are required)."""
     given = request.headers.get("authorization")
     if given is None:
         if settings.leaderboard_require_token:
@@ -180,7 +192,7 @@ def _submitter(request: Request, board: Leaderboard, settings: Settings) -> Subm
                 "Authorization: Bearer <token> (ask its administrator for one)"
             )
         return None
-    return tokens.submitter(board.open(), tokens.bearer(given))
+    return tokens.submitter(board.open(), tokens.bearer(given), model)
 
 
 @router.get("/leaderboard/runs/{run_id}")

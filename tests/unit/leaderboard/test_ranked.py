@@ -91,7 +91,9 @@ def test_the_verified_board_pools_a_submitter_model_and_keeps_anonymous_apart() 
         board.RunRow("run-b", "bob", "m2", False, "complete", 2, 2),
         board.RunRow("run-a2", "alice", "m1", False, "complete", 2, 3),
         board.RunRow("run-c", "carol", "m3", False, "complete", 3, 4),  # a record missing
-        board.RunRow("run-d", "dave", "m4", False, "timed_out", 2, 5),
+        board.RunRow("run-d", "dave", "m4", False, "timed_out", 2, 5),  # pooled all the same
+        board.RunRow("run-e", "erin", "m5", False, "open", 2, 6),  # listed, never pooled
+        board.RunRow("run-a3", "alice", "m1", False, "aborted", 2, 7),  # by its server
         board.RunRow("run-x", "alice", "m1", True, "complete", 2, 6),  # anonymous
     ]
     scores = {
@@ -99,14 +101,20 @@ def test_the_verified_board_pools_a_submitter_model_and_keeps_anonymous_apart() 
         "run-a2": [scored("crm", 0.9, 0.9), scored("orders", 0.3, 0.6)],
         "run-b": [scored("crm", 0.7, 0.8), scored("crm", 0.5, 0.7)],
         "run-c": [scored("crm", 0.99, 0.99), scored("crm", 0.99, 0.99)],
-        "run-d": [scored("crm", 1.0, 0.99), scored("crm", 1.0, 0.99)],
+        # its unfinished episode as the service passes it: doing nothing
+        "run-d": [scored("crm", 1.0, 0.99), board.Scored.nothing("crm", "medium")],
+        "run-e": [scored("crm", 1.0, 0.99)],
+        "run-a3": [scored("crm", 1.0, 0.99)],
         "run-x": [scored("crm", 1.0, 0.99), scored("crm", 1.0, 0.99)],
     }
     named, anonymous, unranked = board.verified(runs, scores, limit=10)
     assert [(e["rank"], e["name"], e["normalised"], e["runs"], e["episodes"]) for e in named] == [
         (1, "alice", 0.6, 2, 4),  # pooled: (0.5 + 0.7 + 0.9 + 0.3) / 4; ties go to the earlier
         (2, "bob", 0.6, 1, 2),
+        (3, "dave", 0.5, 1, 2),
     ]
+    assert (named[0]["runs_started"], named[0]["runs_completed"]) == (3, 2)
+    assert (named[2]["runs_started"], named[2]["runs_completed"], named[2]["raw"]) == (1, 0, 0.99)
     assert named[0]["raw"] == 0.75
     assert named[0]["families"] == {
         "crm": {"normalised": 0.7, "raw": 0.8},
@@ -118,7 +126,8 @@ def test_the_verified_board_pools_a_submitter_model_and_keeps_anonymous_apart() 
     assert (apart["name"], apart["normalised"], "rank" in apart) == ("alice", 1.0, False)
     assert [(u["run_id"], u["status"], u["scored"]) for u in unranked] == [
         ("run-c", "complete", 2),
-        ("run-d", "timed_out", 2),
+        ("run-e", "open", 1),
+        ("run-a3", "aborted", 1),
     ]
 
 

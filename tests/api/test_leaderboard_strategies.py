@@ -1,0 +1,318 @@
+"""Issue 40's strategies against the board, replayed over real HTTP on a live uvicorn (lite
+suite, a token from the admin's own function, the heuristic playing): none of them pays or
+locks anyone out. Time is the leaderboard's clock (`Leaderboard.clock`), moved by the test
+rather than waited for.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import select, update
+
+from dataclean_env.errors import InvalidToken
+from dataclean_env.leaderboard import tokens
+from dataclean_env.leaderboard.tables import records, withdrawals
+from dataclean_env.leaderboard.tables import tokens as token_table
+from tests.api.test_leaderboard import FINISH, SHOW, board_settings, play_heuristic
+from tests.support import ok
+from tests.web import LiveServer
+
+
+class Clock:
+    """A monotonic clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def server(tmp_path: Path, clock: Clock) -> Iterator[LiveServer]:
+    with LiveServer(board_settings(tmp_path)) as live:
+        live.app.state.leaderboard.clock = clock
+        yield live
+
+
+@pytest.fixture
+def http(server: LiveServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=120) as client:
+        yield client
+
+
+def token_for(server: LiveServer, name: str, model: str = "m") -> dict[str, str]:
+    _, token = tokens.create(server.app.state.leaderboard.open(), name, model)
+    return {"Authorization": f"Bearer {token}"}
+
+
+def lite_run(http: httpx.Client, headers: dict[str, str], **body: Any) -> dict[str, Any]:
+    return ok(
+        http.post(
+            "/leaderboard/runs", json={"model": "m", "suite": "lite", **body}, headers=headers
+        )
+    )
+
+
+def lite_board(http: httpx.Client) -> dict[str, Any]:
+    return ok(http.get("/leaderboard", params={"suite": "lite"}))["verified"]
+
+
+def finished_normalised(server: LiveServer, run_id: str) -> list[float]:
+    with server.app.state.leaderboard.open().connect() as connection:
+        return list(
+            connection.execute(
+                select(records.c.normalised).where(
+                    records.c.run_id == run_id, records.c.status == "finished"
+                )
+            ).scalars()
+        )
+
+
+# ── every started run counts ──────────────────────────────────────────────
+def test_walking_away_from_a_run_counts_its_unfinished_episode_as_doing_nothing(
+    server: LiveServer, http: httpx.Client, clock: Clock
+) -> None:
+    alice = token_for(server, "alice")
+    run = lite_run(http, alice)
+    *played, left = (e["episode_id"] for e in run["episodes"])
+    for episode_id in played:
+        last = play_heuristic(http, episode_id)
+        # The episode has ended, but no score of the run is shown before the run ends.
+        assert last["done"] is True and last["reward"] is None, last
+        assert last["info"]["reward_hidden"] is True
+        state = ok(http.get("/state", params={"episode_id": episode_id}))
+        assert (state["done"], state["reward"]) == (True, None)
+    record = ok(http.get(f"/leaderboard/runs/{run['run_id']}"))
+    assert record["status"] == "open"
+    assert (record["summary"], record["mean"]) == (None, None)
+    assert {(e["score"], e["normalised"]) for e in record["episodes"]} == {(None, None)}
+    assert [e["status"] for e in record["episodes"]] == ["finished"] * 8 + ["open"]
+    unranked = lite_board(http)["unranked"]
+    assert [(u["run_id"], u["status"]) for u in unranked] == [(run["run_id"], "open")]
+    assert "normalised" not in unranked[0]
+    # The ninth is joined, touched and left: then the agent walks away.
+    ok(http.post("/reset", json={"episode_id": left}))
+    ok(http.post("/step", json={"episode_id": left, **SHOW}))
+    clock.now += server.app.state.leaderboard.settings.leaderboard_run_seconds + 1
+    shown = lite_board(http)
+    [row] = shown["entries"]
+    kept = finished_normalised(server, run["run_id"])
+    assert len(kept) == 8 and sum(kept) > 0
+    assert (row["name"], row["episodes"], row["runs"]) == ("alice", 9, 1)
+    assert (row["runs_started"], row["runs_completed"]) == (1, 0)
+    # The ninth counts as doing nothing: the row is the 8 scores over 9 episodes, below
+    # the mean of the 8 the agent kept.
+    assert row["normalised"] == round(sum(kept) / 9, 4) < round(sum(kept) / 8, 4)
+    assert shown["unranked"] == []
+    record = ok(http.get(f"/leaderboard/runs/{run['run_id']}"))
+    assert record["status"] == "timed_out" and record["ranked"] is True
+    assert record["summary"]["normalised"] == row["normalised"]
+    assert [e["status"] for e in record["episodes"]] == ["finished"] * 8 + ["timed_out"]
+    assert sorted(e["normalised"] for e in record["episodes"][:8]) == sorted(kept)
+
+
+def test_the_last_finish_of_a_run_shows_the_scores(server: LiveServer, http: httpx.Client) -> None:
+    run = lite_run(http, token_for(server, "alice"))
+    *first, last = (e["episode_id"] for e in run["episodes"])
+    for episode_id in first:
+        ended = ok(http.post("/step", json={"episode_id": episode_id, **FINISH}))
+        assert ended["done"] is True and ended["reward"] is None
+    final = ok(http.post("/step", json={"episode_id": last, **FINISH}))
+    assert final["done"] is True and final["reward"]["total"] > 0  # the run is complete
+    again = ok(http.post("/step", json={"episode_id": first[0], **FINISH}))  # retried finish
+    assert again["reward"]["total"] > 0
+    record = ok(http.get(f"/leaderboard/runs/{run['run_id']}"))
+    assert record["status"] == "complete" and record["summary"]["normalised"] == 0.0
+
+
+# ── one identity, one row ─────────────────────────────────────────────────
+def test_renaming_the_model_buys_no_row(server: LiveServer, http: httpx.Client) -> None:
+    alice = token_for(server, "alice", "heuristic")
+    started = []
+    for renamed in ("model-a", "model-b", "heuristic "):  # the last is the bound one, NFKC'd
+        answer = http.post(
+            "/leaderboard/runs", json={"model": renamed, "suite": "lite"}, headers=alice
+        )
+        if renamed.strip() == "heuristic":
+            started.append(ok(answer))
+            assert started[-1]["model"] == "heuristic"
+        else:
+            assert (answer.status_code, answer.json()["code"]) == (422, "TOKEN_MODEL_MISMATCH")
+            assert "'heuristic'" in answer.json()["detail"]
+    # Without a model a run plays the token's; both pool into the token's one row.
+    started.append(ok(http.post("/leaderboard/runs", json={"suite": "lite"}, headers=alice)))
+    assert (started[-1]["name"], started[-1]["model"]) == ("alice", "heuristic")
+    for run in started:
+        for episode in run["episodes"]:
+            ok(http.post("/step", json={"episode_id": episode["episode_id"], **FINISH}))
+    shown = lite_board(http)
+    [row] = shown["entries"]
+    assert (row["name"], row["model"], row["runs"], row["episodes"]) == (
+        "alice",
+        "heuristic",
+        2,
+        18,
+    )
+    assert (row["runs_started"], row["runs_completed"]) == (2, 2)
+
+
+def test_a_token_made_before_models_were_bound_plays_its_first_runs_model(
+    server: LiveServer, http: httpx.Client
+) -> None:
+    engine = server.app.state.leaderboard.open()
+    token_id, token = tokens.create(engine, "bob", "placeholder")
+    with engine.begin() as connection:  # as migration 0004 leaves a token that never ran
+        connection.execute(
+            update(token_table).where(token_table.c.token_id == token_id).values(model=None)
+        )
+    bob = {"Authorization": f"Bearer {token}"}
+    nameless = http.post("/leaderboard/runs", json={"suite": "lite"}, headers=bob)
+    assert (nameless.status_code, nameless.json()["code"]) == (422, "TOKEN_MODEL_MISMATCH")
+    assert ok(http.post("/leaderboard/runs", json={"model": "gpt-x", "suite": "lite"}, headers=bob))
+    other = http.post("/leaderboard/runs", json={"model": "gpt-y", "suite": "lite"}, headers=bob)
+    assert (other.status_code, other.json()["code"]) == (422, "TOKEN_MODEL_MISMATCH")
+    assert [t[2] for t in tokens.listed(engine)] == ["gpt-x"]
+
+
+def test_one_active_token_per_name_and_model(server: LiveServer) -> None:
+    engine = server.app.state.leaderboard.open()
+    token_id, token = tokens.create(engine, "carol", "m")
+    with pytest.raises(tokens.TokenTaken, match=token_id):
+        tokens.create(engine, "carol", "m")
+    tokens.create(engine, "carol", "m2")  # another model: another token, another row
+    fresh = tokens.rotate(engine, token_id)
+    assert fresh is not None and fresh != token
+    assert tokens.submitter(engine, fresh, None).token_id == token_id
+    with pytest.raises(InvalidToken):
+        tokens.submitter(engine, token, None)  # the old secret
+
+
+def test_migration_0004_binds_each_old_token_to_its_first_runs_model(tmp_path: Path) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    from dataclean_env.leaderboard import db
+
+    engine = db.connect(f"sqlite+pysqlite:///{tmp_path / 'old.sqlite3'}")
+    config = Config()
+    config.set_main_option("script_location", str(db.MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0003")
+        for token_id in ("tok-ran", "tok-idle"):
+            connection.exec_driver_sql(
+                "INSERT INTO tokens (token_id, name, token_hash, created_at) "
+                f"VALUES ('{token_id}', 'team', 'hash-{token_id}', '2026-12-01 00:00:00')"
+            )
+        for run_id, model, day in (("run-2", "second", 3), ("run-1", "first", 2)):
+            connection.exec_driver_sql(
+                "INSERT INTO runs (run_id, name, model, client, status, episodes, families, "
+                "server_version, generator_version, created_at, token_id, rollouts) VALUES "
+                f"('{run_id}', 'team', '{model}', 'c', 'complete', 9, '[]', 's', 'g', "
+                f"'2026-12-0{day} 00:00:00', 'tok-ran', 1)"
+            )
+    db.migrate(engine)
+    with engine.connect() as connection:
+        bound = dict(connection.execute(select(token_table.c.token_id, token_table.c.model)).all())
+    engine.dispose()
+    assert bound == {"tok-ran": "first", "tok-idle": None}
+
+
+# ── revocation withdraws ──────────────────────────────────────────────────
+def admin(database: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DCE_LEADERBOARD_DB": str(database)}
+    command = [sys.executable, "-m", "dataclean_env.leaderboard.admin", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+def withdrawals_of(server: LiveServer) -> list[tuple[str, str, str]]:
+    with server.app.state.leaderboard.open().connect() as connection:
+        return [
+            (r.run_id, r.status_before, r.why)
+            for r in connection.execute(select(withdrawals).order_by(withdrawals.c.id))
+        ]
+
+
+def test_revoking_a_token_aborts_its_open_run_and_takes_its_row_off_the_board(
+    server: LiveServer, http: httpx.Client
+) -> None:
+    database = server.app.state.leaderboard.settings.leaderboard_db
+    alice, bob = token_for(server, "alice"), token_for(server, "bob")
+    done = lite_run(http, alice)
+    for episode in done["episodes"]:
+        ok(http.post("/step", json={"episode_id": episode["episode_id"], **FINISH}))
+    kept = lite_run(http, bob)
+    for episode in kept["episodes"]:
+        ok(http.post("/step", json={"episode_id": episode["episode_id"], **FINISH}))
+    flight = lite_run(http, alice)  # in flight when the token is revoked
+    first = flight["episodes"][0]["episode_id"]
+    ok(http.post("/reset", json={"episode_id": first}))
+    assert [r["name"] for r in lite_board(http)["entries"]] == ["alice", "bob"]
+    revoked = admin(database, "token", "revoke", "alice")
+    assert revoked.returncode == 0, revoked.stderr
+    shown = lite_board(http)  # the serving process sweeps: the run in flight ends
+    assert [r["name"] for r in shown["entries"]] == ["bob"]
+    assert [u["run_id"] for u in shown["unranked"]] == []
+    refused = http.post("/step", json={"episode_id": first, **SHOW})
+    assert (refused.status_code, refused.json()["code"]) == (409, "EPISODE_FINISHED")
+    assert "withdrawn" in refused.json()["detail"]
+    unplayed = flight["episodes"][1]["episode_id"]
+    late = http.post("/reset", json={"episode_id": unplayed})
+    assert (late.status_code, late.json()["code"]) == (404, "UNKNOWN_EPISODE")
+    record = ok(http.get(f"/leaderboard/runs/{flight['run_id']}"))
+    assert record["status"] == "withdrawn" and record["ranked"] is False
+    assert record["withdrawn"]["why"].endswith("revoked")
+    assert {e["status"] for e in record["episodes"]} == {"withdrawn"}
+    # The audit trail keeps both: the records of the complete run, and why it was withdrawn.
+    assert len(finished_normalised(server, done["run_id"])) == 9
+    assert sorted(withdrawals_of(server)) == sorted(
+        [
+            (done["run_id"], "complete", revoked_why(server, "alice")),
+            (flight["run_id"], "open", revoked_why(server, "alice")),
+        ]
+    )
+
+
+def revoked_why(server: LiveServer, name: str) -> str:
+    [token_id] = [t[0] for t in tokens.listed(server.app.state.leaderboard.open()) if t[1] == name]
+    return f"token {token_id} revoked"
+
+
+def test_an_administrator_withdraws_one_run_with_a_reason(
+    server: LiveServer, http: httpx.Client
+) -> None:
+    database = server.app.state.leaderboard.settings.leaderboard_db
+    alice = token_for(server, "alice")
+    runs = [lite_run(http, alice) for _ in range(2)]
+    for run in runs:
+        for episode in run["episodes"]:
+            ok(http.post("/step", json={"episode_id": episode["episode_id"], **FINISH}))
+    [row] = lite_board(http)["entries"]
+    assert row["runs"] == 2
+    why = "played with the gold tables open"
+    withdrawn = admin(database, "run", "withdraw", runs[0]["run_id"], "--why", why)
+    assert (withdrawn.returncode, withdrawn.stdout.strip()) == (0, f"withdrew {runs[0]['run_id']}")
+    [row] = lite_board(http)["entries"]
+    assert (row["runs"], row["runs_started"], row["records"]) == (
+        1, 1, [f"/leaderboard/runs/{runs[1]['run_id']}"],
+    )  # fmt: skip
+    record = ok(http.get(f"/leaderboard/runs/{runs[0]['run_id']}"))
+    assert (record["status"], record["withdrawn"]["why"]) == ("withdrawn", why)
+    assert withdrawals_of(server) == [(runs[0]["run_id"], "complete", why)]
+    again = admin(database, "run", "withdraw", runs[0]["run_id"], "--why", why)
+    assert again.returncode == 1 and "no run" in again.stderr
+    assert admin(database, "run", "withdraw", runs[1]["run_id"]).returncode == 2  # --why needed
