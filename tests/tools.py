@@ -17,14 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# The TRL, verifiers and Raha venvs that .ci/setup-training.sh and .ci/setup-raha.sh build
-# (outside the checkout).
+# The TRL, verifiers, Raha and corpus-build venvs that .ci/setup-training.sh,
+# .ci/setup-raha.sh and .ci/setup-corpus.sh build (outside the checkout).
 TRAINING_VENVS = Path(
     os.environ.get("DCE_TRAINING_VENVS", Path.home() / ".cache" / "data-cleaning-openenv")
 )
 TRL_PYTHON = TRAINING_VENVS / "trl" / "bin" / "python"
 VF_EVAL = TRAINING_VENVS / "verifiers" / "bin" / "vf-eval"
 RAHA_PYTHON = TRAINING_VENVS / "raha" / "bin" / "python"
+CORPUS_PYTHON = TRAINING_VENVS / "corpus" / "bin" / "python"
 # The cluster .ci/setup-postgres.sh runs.
 PG_URL = os.environ.get(
     "DCE_TEST_DATABASE_URL", "postgresql://dce_test:dce_test@127.0.0.1:54329/dce_test"
@@ -84,6 +85,9 @@ TOOLS = {
     "trl": Tool(TRL_PYTHON.exists, f"no TRL venv at {TRL_PYTHON} (.ci/setup-training.sh)"),
     "verifiers": Tool(VF_EVAL.exists, f"no verifiers venv at {VF_EVAL} (.ci/setup-training.sh)"),
     "raha": Tool(RAHA_PYTHON.exists, f"no Raha venv at {RAHA_PYTHON} (.ci/setup-raha.sh)"),
+    "corpus": Tool(
+        CORPUS_PYTHON.exists, f"no corpus-build venv at {CORPUS_PYTHON} (.ci/setup-corpus.sh)"
+    ),
 }
 
 

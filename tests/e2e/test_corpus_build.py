@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import subprocess
 
-from tests.support import ROOT, TRAINING_VENVS, need
+import pytest
 
-CORPUS_PYTHON = TRAINING_VENVS / "corpus" / "bin" / "python"
+from tests.support import ROOT
+from tests.tools import CORPUS_PYTHON
+
+pytestmark = pytest.mark.needs("corpus")
 
 
 def test_the_build_reproduces_the_committed_corpus() -> None:
-    need(CORPUS_PYTHON.exists(), "the corpus venv: run `bash .ci/setup-corpus.sh`")
     done = subprocess.run(
         [str(CORPUS_PYTHON), str(ROOT / "integrations" / "corpus" / "build_corpus.py"), "--check"],
         capture_output=True,
