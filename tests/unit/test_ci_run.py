@@ -34,6 +34,7 @@ def test_ci_runs_the_tiers_fast_first_then_the_readme_test_command(tmp_path: Pat
         "bash .ci/setup-postgres.sh",
         "bash .ci/setup-training.sh",
         "bash .ci/setup-raha.sh",
+        "bash .ci/setup-corpus.sh",
         "bash .ci/setup-balancer.sh",
     ]
     checks = [c for c in commands if not c.startswith("bash ")]
