@@ -17,6 +17,8 @@ from dataclean_env.corpus import instances, tables
 from dataclean_env.corpus.tables import load_card, load_table, table_names
 from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import InvalidAction
+from dataclean_env.generation import secret_rng
+from dataclean_env.generation.noise import pick_difficulty
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import corpus
 from dataclean_env.tasks.corpus import CorpusFamily, secret_task
@@ -171,3 +173,12 @@ def test_the_listing_reads_only_the_cards() -> None:
     card = json.loads((tables.TABLES_DIR / "planes" / "card.json").read_text())
     assert card["licence"] in planes.description and card["origin"] in planes.description
     assert list(specs)[::2] == corpus.TASK_IDS
+
+
+def test_an_instance_draws_its_difficulty_first_as_every_generator_does() -> None:
+    """So the suite can tell a secret instance's difficulty without composing it
+    (`benchmark.suite.secret_difficulty`)."""
+    for index in range(6):
+        rng = secret_rng(SECRET, "corpus_planes", index)
+        expected = pick_difficulty(rng)[0]
+        assert secret_task("corpus_planes", SECRET, index).spec.difficulty == expected
