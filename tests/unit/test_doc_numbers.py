@@ -176,3 +176,14 @@ def test_training_md_states_the_session_limits() -> None:
     ]
     assert CAP_SHARE == 4  # "a quarter"
     assert missing("docs/training.md", phrases) == []
+
+
+def test_deployment_md_states_the_public_profiles_limits() -> None:
+    phrases = [
+        f"`DCE_CREATION_BURST` [{PUBLIC_CREATION_BURST}], `DCE_CREATION_RATE_PER_SECOND` "
+        f"[{PUBLIC_CREATION_RATE_PER_SECOND:g}]",
+        f"`DCE_EPISODES_PER_CLIENT` [{PUBLIC_EPISODES_PER_CLIENT}]",
+        f"`DCE_SESSIONS_PER_CLIENT` [{PUBLIC_SESSIONS_PER_CLIENT}]",
+        f"(`DCE_MAX_EPISODES=8`: {largest_quota(8)} episodes per client)",
+    ]
+    assert missing("docs/deployment.md", phrases) == []
