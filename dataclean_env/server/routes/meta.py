@@ -87,7 +87,7 @@ async def task_rows(
 
 def _span(part: str) -> int:
     first, dash, last = part.strip().partition("-")
-    if dash and first.isdigit() and last.isdigit() and len(first) < 20 and len(last) < 20:
+    if dash and first.isdecimal() and last.isdecimal() and len(first) < 20 and len(last) < 20:
         return max(0, int(last) - int(first) + 1)
     return 1  # a single seed, or text parse_seeds refuses
 
