@@ -39,6 +39,7 @@ from dataclean_env.server.client_limits import (
     PUBLIC_SESSIONS_PER_CLIENT,
     largest_quota,
 )
+from dataclean_env.server.routes.meta import MAX_ROWS
 from dataclean_env.server.table_view import MAX_PAGE
 from dataclean_env.settings import Settings, bundled_datasets
 from dataclean_env.tasks.custom import LABEL_BUDGET, TaskFile, load_custom_task
@@ -68,6 +69,7 @@ def test_api_md_states_the_operations_bounds() -> None:
         f"`rows` holds at most {MAX_RESULT_ROWS} rows",
         f"a page (≤ {MAX_PAGE} rows) of the episode's current table",
         f"rollouts?: 1-{MAX_ROLLOUTS},",
+        f"`n` at most {MAX_ROWS:,};",
     ]
     assert missing("docs/api.md", phrases) == []
 
