@@ -1,4 +1,5 @@
-"""`RemoteDataCleaningEnv(base_url)`: `protocol.EnvProtocol` on a server, over its `/ws`.
+"""`RemoteDataCleaningEnv(base_url)`: `protocol.EnvProtocol` on a server, over its `/ws`;
+`AsyncRemoteDataCleaningEnv(base_url)`: the same calls for asyncio, awaited.
 
 One connection is one episode at a time; a reset starts the next on the same connection.
 Each answer is read back into the REST `StepResult` the in-process `DataCleaningEnv` gives,
@@ -25,15 +26,19 @@ OBSERVATION_FIELDS = frozenset(Observation.model_fields)
 STATE_FIELDS = frozenset(EpisodeState.model_fields)
 
 
-class RemoteDataCleaningEnv:
+class _RemoteEpisodes:
+    """What the sync and the asyncio client share: the reset's options, the action's check,
+    and reading an answer back into the REST `StepResult`."""
+
     def __init__(
         self,
         base_url: str,
-        task_id: str = "easy_dedup_rename",
-        seed: int | None = None,
-        message_timeout_s: float = 60.0,
-        home_of: str | None = None,
-        token: str | None = None,
+        task_id: str,
+        seed: int | None,
+        message_timeout_s: float,
+        home_of: str | None,
+        token: str | None,
+        connect_timeout_s: float,
     ):
         # Imported here: openenv's client package pulls in gradio (~10 s), which in-process
         # callers of this package should not pay for.
@@ -44,21 +49,19 @@ class RemoteDataCleaningEnv:
         # A submitter token raises a public server's session quota (docs/training.md).
         headers = {"Authorization": f"Bearer {token}"} if token else None
         client = DataCleaningClient(
-            base_url=base_url, message_timeout_s=message_timeout_s, headers=headers
+            base_url=base_url,
+            connect_timeout_s=connect_timeout_s,
+            message_timeout_s=message_timeout_s,
+            headers=headers,
         )
         if home_of is not None:  # behind the balancer, the socket opens on that episode's home
             client._ws_url = f"{client._ws_url}?{urlencode({'episode_id': home_of})}"
-        self._client = client.sync()
-        self._client.connect()
+        self._async_client = client
         self._last: StepResult | None = None
 
-    def reset(
-        self,
-        seed: int | None = None,
-        episode_id: str | None = None,
-        split: str = "train",
-        task_id: str | None = None,
-    ) -> StepResult:
+    def _options(
+        self, seed: int | None, episode_id: str | None, split: str, task_id: str | None
+    ) -> dict[str, Any]:
         if task_id is not None:
             self.task_id = task_id
         if seed is not None:
@@ -68,30 +71,21 @@ class RemoteDataCleaningEnv:
             options["seed"] = self.seed
         if episode_id is not None:
             options["episode_id"] = episode_id
-        return self._answer(self._client.reset(**options))
+        return options
 
-    def join(self, episode_id: str) -> StepResult:
-        """Play an episode the server issued (a leaderboard run's), as it stands."""
-        return self._answer(self._client.reset(episode_id=episode_id))
-
-    def step(self, action: Action | dict[str, Any]) -> StepResult:
-        last = self._last or self.reset()
+    @staticmethod
+    def _checked(action: Action | dict[str, Any], last: StepResult) -> CleaningAction | StepResult:
+        """The action to send, or (malformed) the engine's answer to it."""
         try:
-            parsed = CleaningAction.model_validate(
+            return CleaningAction.model_validate(
                 action.model_dump() if isinstance(action, Action) else action
             )
         except ValidationError as error:
             return _refused(last, InvalidAction(_detail(error)))
-        return self._answer(self._client.step(parsed))
 
-    def state(self) -> EpisodeState:
-        if self._last is None:
-            self.reset()
-        state = self._client.state()
+    @staticmethod
+    def _state(state: Any) -> EpisodeState:
         return EpisodeState.model_validate(state.model_dump(include=STATE_FIELDS))
-
-    def close(self) -> None:
-        self._client.close()
 
     def _answer(self, result: Any) -> StepResult:
         observation = result.observation
@@ -104,6 +98,110 @@ class RemoteDataCleaningEnv:
             }
         )
         return self._last
+
+
+class RemoteDataCleaningEnv(_RemoteEpisodes):
+    def __init__(
+        self,
+        base_url: str,
+        task_id: str = "easy_dedup_rename",
+        seed: int | None = None,
+        message_timeout_s: float = 60.0,
+        home_of: str | None = None,
+        token: str | None = None,
+        connect_timeout_s: float = 10.0,
+    ):
+        super().__init__(
+            base_url, task_id, seed, message_timeout_s, home_of, token, connect_timeout_s
+        )
+        self._client = self._async_client.sync()
+        self._client.connect()
+
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        split: str = "train",
+        task_id: str | None = None,
+    ) -> StepResult:
+        return self._answer(self._client.reset(**self._options(seed, episode_id, split, task_id)))
+
+    def join(self, episode_id: str) -> StepResult:
+        """Play an episode the server issued (a leaderboard run's), as it stands."""
+        return self._answer(self._client.reset(episode_id=episode_id))
+
+    def step(self, action: Action | dict[str, Any]) -> StepResult:
+        checked = self._checked(action, self._last or self.reset())
+        if isinstance(checked, StepResult):
+            return checked
+        return self._answer(self._client.step(checked))
+
+    def state(self) -> EpisodeState:
+        if self._last is None:
+            self.reset()
+        return self._state(self._client.state())
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class AsyncRemoteDataCleaningEnv(_RemoteEpisodes):
+    """`RemoteDataCleaningEnv` for asyncio: the same calls, awaited, the same answers byte
+    for byte; OpenEnv's `EnvClient` is async at heart, and this drives it directly.
+
+        async with AsyncRemoteDataCleaningEnv("http://127.0.0.1:7860") as env:
+            result = await env.reset(seed=0, task_id="crm")
+            result = await env.step({"operation": "finish"})
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        task_id: str = "easy_dedup_rename",
+        seed: int | None = None,
+        message_timeout_s: float = 60.0,
+        home_of: str | None = None,
+        token: str | None = None,
+        connect_timeout_s: float = 10.0,
+    ):
+        super().__init__(
+            base_url, task_id, seed, message_timeout_s, home_of, token, connect_timeout_s
+        )
+
+    async def __aenter__(self) -> AsyncRemoteDataCleaningEnv:
+        await self._async_client.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        split: str = "train",
+        task_id: str | None = None,
+    ) -> StepResult:
+        options = self._options(seed, episode_id, split, task_id)
+        return self._answer(await self._async_client.reset(**options))
+
+    async def join(self, episode_id: str) -> StepResult:
+        """Play an episode the server issued (a leaderboard run's), as it stands."""
+        return self._answer(await self._async_client.reset(episode_id=episode_id))
+
+    async def step(self, action: Action | dict[str, Any]) -> StepResult:
+        checked = self._checked(action, self._last or await self.reset())
+        if isinstance(checked, StepResult):
+            return checked
+        return self._answer(await self._async_client.step(checked))
+
+    async def state(self) -> EpisodeState:
+        if self._last is None:
+            await self.reset()
+        return self._state(await self._async_client.state())
+
+    async def close(self) -> None:
+        await self._async_client.close()
 
 
 def _detail(error: ValidationError) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from dataclean_env.tasks import TaskRegistry
@@ -19,14 +19,20 @@ class EpisodeKey:
 
 def parse_seeds(text: str) -> list[int]:
     """'0-99', '3,5,7' or '0-4,10' -> the listed seeds, in order, without repeats."""
-    seeds: list[int] = []
+    return list(iter_seeds(text))
+
+
+def iter_seeds(text: str) -> Iterator[int]:
+    """`parse_seeds`, one seed at a time: a long range costs only the seeds taken."""
+    seen: set[int] = set()
     for part in (p.strip() for p in text.split(",")):
         first, dash, last = part.partition("-")
         if not first.isdigit() or (dash and not last.isdigit()):
             raise ValueError(f"bad seed list {text!r}: use numbers and ranges like 0-9,12")
-        span = range(int(first), int(last) + 1) if dash else [int(first)]
-        seeds += span
-    return list(dict.fromkeys(seeds))
+        for seed in range(int(first), int(last) + 1) if dash else [int(first)]:
+            if seed not in seen:
+                seen.add(seed)
+                yield seed
 
 
 def task_ids(registry: TaskRegistry, tasks: Sequence[str] | None, family: str) -> list[str]:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any
 
-from dataclean_env.runner.selection import parse_seeds, task_ids
+from dataclean_env.runner.selection import iter_seeds, task_ids
 from dataclean_env.tasks import TaskRegistry
 
 
@@ -45,7 +45,7 @@ def rows(
         for task in ([name] if name in known else task_ids(registry, None, name))
     ]
     tasks = list(dict.fromkeys(chosen))
-    seed_list = parse_seeds(seeds) if isinstance(seeds, str) else seeds
+    seed_list = iter_seeds(seeds) if isinstance(seeds, str) else seeds
     # Seed-major, as the runner plays them (`selection.episodes`), built only up to `n`.
     keys = ((task, seed) for seed in seed_list for task in tasks)
     return [{"task_id": t, "seed": s, "split": split} for t, s in islice(keys, n)]

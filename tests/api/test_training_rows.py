@@ -31,8 +31,14 @@ def test_the_server_serves_the_same_rows_and_refuses_bad_ones() -> None:
         )
         unknown = client.get("/tasks/rows", params={"families": "no_such_family"})
         bad_seeds = client.get("/tasks/rows", params={"seeds": "zero"})
-        huge = client.get("/tasks/rows", params={"seeds": "0-999999999999"})
+        empty = client.get("/tasks/rows", params={"families": ""})
+        superscript = client.get("/tasks/rows", params={"seeds": "0-\u00b2"})  # isdigit, no int
+        # A range far longer than the rows asked for: only the seeds needed are read.
+        huge = client.get("/tasks/rows", params={"seeds": "0-999999999999", "n": 3})
     assert served.status_code == 200
     assert served.json()["rows"] == rows(["generated", "easy_dedup_rename"], seeds="0-2")
-    for refused in (unknown, bad_seeds, huge):
-        assert (refused.status_code, refused.json()["code"]) == (400, "BAD_REQUEST")
+    assert huge.json()["rows"] == rows("generated", seeds="0", n=3)
+    for refused in (unknown, empty):
+        assert (refused.status_code, refused.json()["code"]) == (404, "UNKNOWN_TASK")
+    for refused in (bad_seeds, superscript):
+        assert refused.status_code == 422

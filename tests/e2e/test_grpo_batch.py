@@ -13,8 +13,10 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect as sync_connect
 
 from dataclean_env.leaderboard import tokens
+from dataclean_env.remote import RemoteDataCleaningEnv
 from dataclean_env.settings import Settings
 from tests.web import LiveServer
 
@@ -96,8 +98,8 @@ def test_the_public_profiles_session_quota_refuses_past_it_and_a_token_raises_it
         _, token = tokens.create(server.app.state.leaderboard.open(), "team-q")
         anonymous = asyncio.run(held_open(server.url, 3))
         with_token = asyncio.run(held_open(server.url, 6, {"Authorization": f"Bearer {token}"}))
-        # An MCP session past the quota: 503 with Retry-After.
-        assert asyncio.run(held_open(server.url, 3))[-1] == "CLIENT_QUOTA_REACHED"
+        # MCP sessions past the quota (from another address, whose places are all free):
+        # 503 with Retry-After.
         mcp = mcp_past_quota(server, 3)
     assert anonymous == ["observation"] * 3 + ["CLIENT_QUOTA_REACHED"]
     assert with_token == ["observation"] * 6 + ["CLIENT_QUOTA_REACHED"]
@@ -119,7 +121,10 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 def mcp_past_quota(server: LiveServer, quota: int) -> tuple[int, str, str | None]:
     """Open `quota` MCP sessions, then one more: the last answer's status, code, Retry-After."""
-    with httpx.Client(base_url=server.url, headers=MCP_HEADERS, timeout=60) as http:
+    transport = httpx.HTTPTransport(local_address="127.0.0.7")
+    with httpx.Client(
+        base_url=server.url, headers=MCP_HEADERS, transport=transport, timeout=60
+    ) as http:
         opened = [http.post("/mcp", json=INITIALIZE) for _ in range(quota)]
         assert [answer.status_code for answer in opened] == [200] * quota
         refused = http.post("/mcp", json=INITIALIZE)
@@ -166,3 +171,25 @@ def test_the_public_profiles_episode_quota_refuses_past_it(tmp_path: Path) -> No
     assert [answer.status_code for answer in answers] == [200, 200, 503]
     assert answers[2].json()["code"] == "CLIENT_QUOTA_REACHED"
     assert answers[2].headers["retry-after"].isdigit()
+
+
+def test_the_remote_client_opens_its_session_under_its_token(tmp_path: Path) -> None:
+    """An address at its quota still opens sessions with `RemoteDataCleaningEnv(token=...)`:
+    they count against the token."""
+    settings = public(tmp_path, max_sessions=32, sessions_per_client=2)
+    with LiveServer(settings) as server:
+        _, token = tokens.create(server.app.state.leaderboard.open(), "team-r")
+        ws_url = f"ws://127.0.0.1:{server.port}/ws"
+        with (
+            sync_connect(ws_url, open_timeout=300) as one,
+            sync_connect(ws_url, open_timeout=300) as two,
+        ):
+            for held in (one, two):  # the address's quota, held
+                held.send(json.dumps({"type": "reset", "data": {"task_id": TASK}}))
+                assert json.loads(held.recv(timeout=300))["type"] == "observation"
+            remote = RemoteDataCleaningEnv(server.url, token=token, connect_timeout_s=300)
+            try:
+                served = remote.reset(seed=1, task_id=TASK)
+            finally:
+                remote.close()
+    assert served.observation.task_id == TASK and served.observation.step == 0

@@ -90,7 +90,7 @@ def test_the_documented_mcp_example_runs_as_written(tmp_path: Path) -> None:
     with LiveServer() as server:
         script.write_text(code.replace(DOC_URL, server.url))
         run = subprocess.run(
-            [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+            [sys.executable, str(script)], capture_output=True, text=True, timeout=600
         )
     assert run.returncode == 0, run.stderr
     names, done = run.stdout.splitlines()

@@ -45,6 +45,7 @@ from dataclean_env.server.client_limits import (
     PUBLIC_SESSIONS_PER_CLIENT,
     largest_quota,
 )
+from dataclean_env.server.routes.meta import MAX_ROWS
 from dataclean_env.server.table_view import MAX_PAGE
 from dataclean_env.settings import Settings, bundled_datasets
 from dataclean_env.tasks.custom import LABEL_BUDGET, load_custom_task
@@ -77,6 +78,7 @@ def test_api_md_states_the_operations_bounds() -> None:
         f"`rows` holds at most {MAX_RESULT_ROWS} rows",
         f"a page (≤ {MAX_PAGE} rows) of the episode's current table",
         f"rollouts?: 1-{MAX_ROLLOUTS},",
+        f"`n` at most {MAX_ROWS:,};",
     ]
     assert missing("docs/api.md", phrases) == []
 
@@ -201,3 +203,14 @@ def test_tasks_md_states_set_cells_and_the_computed_budget() -> None:
         f"may hold {HISTORY_BYTES_PER_CELL} bytes of parameters per cell",
     ]
     assert missing("docs/tasks.md", phrases) == []
+
+
+def test_deployment_md_states_the_public_profiles_limits() -> None:
+    phrases = [
+        f"`DCE_CREATION_BURST` [{PUBLIC_CREATION_BURST}], `DCE_CREATION_RATE_PER_SECOND` "
+        f"[{PUBLIC_CREATION_RATE_PER_SECOND:g}]",
+        f"`DCE_EPISODES_PER_CLIENT` [{PUBLIC_EPISODES_PER_CLIENT}]",
+        f"`DCE_SESSIONS_PER_CLIENT` [{PUBLIC_SESSIONS_PER_CLIENT}]",
+        f"(`DCE_MAX_EPISODES=8`: {largest_quota(8)} episodes per client)",
+    ]
+    assert missing("docs/deployment.md", phrases) == []

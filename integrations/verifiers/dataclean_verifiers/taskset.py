@@ -162,8 +162,8 @@ def training_rows(
     if n is not None:
         params["n"] = n
     answer = httpx.get(f"{base_url.rstrip('/')}/tasks/rows", params=params, timeout=30)
-    if answer.status_code == 400:  # an unknown family or a bad seed list: the server's words
-        raise ValueError(answer.json().get("detail", answer.text))
+    if answer.status_code in (404, 422):  # an unknown family, a bad seed list: its words
+        raise ValueError(answer.text)
     answer.raise_for_status()
     rows: list[dict[str, Any]] = answer.json()["rows"]
     return rows
