@@ -523,8 +523,8 @@ def trainers(sessions: int, episodes: int, runs: int) -> tuple[dict, dict, dict]
     plays = [trainer_load.generated_episodes(episodes, session=i) for i in range(sessions)]
     echo_plays = [trainer_load.echo_episodes(p) for p in plays]
     best: dict[str, dict] = {}
-    # ours allows `sessions` sessions from one client and as many resets as they make
-    extra = {"DCE_SESSIONS_PER_CLIENT": str(sessions), "DCE_MAX_SESSIONS": str(sessions)}
+    # the local profile's default: no per-client quota, so one host may hold every session
+    extra = {"DCE_MAX_SESSIONS": str(max(sessions, Settings().max_sessions))}
     with ours(extra=extra) as server, echo(sessions) as echoing:
         cpu = {"ours": server, "echo": echoing}
         for _ in tqdm(range(runs), desc="servers: trainers", **PROGRESS):
