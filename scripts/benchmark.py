@@ -321,8 +321,8 @@ def grading(episode: Episode, batch: dict[str, Any]) -> dict[str, tuple[float, f
 
 def real_scale_section(r: dict[str, Any]) -> list[str]:
     def ms(pair: tuple[float, float]) -> str:
-        wall, cpu = pair
-        return f"{wall:.1f} | {cpu:.1f}" if wall < 100 else f"{wall:.0f} | {cpu:.0f}"
+        places = 0 if pair[0] >= 100 else 1 if pair[0] >= 1 else 3
+        return " | ".join(f"{t:.{places}f}" for t in pair)
 
     return [
         "## A 50,000-row real table",

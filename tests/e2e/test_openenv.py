@@ -221,6 +221,7 @@ def test_schema_describes_the_real_action_observation_and_state(server) -> None:
         "program",
         "drop_rows",
         "set_cell",
+        "set_cells",
         "show_rows",
         # reading a large table, and SQL over it (generated families, brought tables)
         "value_counts",

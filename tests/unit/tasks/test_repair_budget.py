@@ -5,6 +5,7 @@ within the step budget the task states, and that budget is computed from the tab
 
 from __future__ import annotations
 
+import csv
 import math
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from dataclean_env.engine.episode import Episode
 from dataclean_env.engine.limits import EngineLimits, untimed_limits
 from dataclean_env.operations.rows import MAX_CELL_ASSIGNMENTS
 from dataclean_env.schemas import Action
+from dataclean_env.settings import Settings
+from dataclean_env.tasks import registry_for
 from dataclean_env.tasks.custom import CustomFamily
 from dataclean_env.tasks.repair_plan import BUDGET_SLACK, DEFAULT_MAX_STEPS, repair_budget
 from tests.dirty_pair import write_conflict_pair
@@ -31,8 +34,6 @@ def played(folder: Path, limits: EngineLimits | None = None) -> tuple[Episode, i
 
 def conflicting_entities(folder: Path) -> int:
     """Entities whose reports disagree on a fact in the dirty table."""
-    import csv
-
     with open(folder / "dirty.csv", encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     facts: dict[str, set[tuple[str, ...]]] = {}
@@ -83,3 +84,17 @@ def test_the_budget_grows_with_the_wrong_cells_and_always_fits_the_plan() -> Non
     assert repair_budget(20_000, 3) == DEFAULT_MAX_STEPS
     assert repair_budget(20_001, 3) == 21 + BUDGET_SLACK
     assert repair_budget(5_000, 60) == 60 + BUDGET_SLACK
+
+
+def test_resets_of_a_large_table_share_its_opening(tmp_path) -> None:
+    """The registry keeps only small tasks; a large custom table's unshuffled task is made
+    once by its family, so a reset does not read the table again."""
+    folder = tmp_path / "tables" / "reports"
+    write_conflict_pair(folder, 3000, 0.1)  # 24,000 cells: more than the registry keeps
+    registry = registry_for(Settings(extra_datasets=str(folder.parent)))
+    first = Episode("a", registry.make("reports", None))
+    second = Episode("b", registry.make("reports", None))
+    assert first.task is second.task and first.snapshot is second.snapshot
+    shuffled = registry.make("reports", 1)
+    assert shuffled is not registry.make("reports", 1)  # a seed's shuffle is made anew
+    assert shuffled.dirty["id"].tolist() != first.task.dirty["id"].tolist()
