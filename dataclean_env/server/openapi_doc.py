@@ -30,6 +30,15 @@ ERROR_SCHEMA = {
     "properties": {
         "detail": {"type": "string", "description": "What was wrong, for people."},
         "code": {"type": "string", "description": "Machine-readable code (docs/DESIGN.md)."},
+        "allowed": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "UNKNOWN_OPERATION, OPERATION_NOT_ALLOWED: the task's operations.",
+        },
+        "did_you_mean": {
+            "anyOf": [{"type": "string"}, {"type": "null"}],
+            "description": "UNKNOWN_OPERATION, OPERATION_NOT_ALLOWED: the nearest of them.",
+        },
     },
 }
 ERROR_STATUS = {
