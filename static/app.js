@@ -267,7 +267,6 @@ async function reset(event) {
 
 function startEpisode(result, body) {
   const obs = result.observation;
-  const spec = state.specs[obs.task_id] || {};
   state.episode = {
     id: obs.episode_id,
     taskId: obs.task_id,
@@ -286,7 +285,8 @@ function startEpisode(result, body) {
   log(`Reset ${obs.task_id}${where}: episode ${obs.episode_id}.`);
   $("ep-description").textContent = obs.task_description;
   $("ep-description-box").open = true;
-  $("ep-task").textContent = `${obs.task_id}${where}${spec.family ? ` · ${spec.family}` : ""}`;
+  const family = state.familyOf[obs.task_id];
+  $("ep-task").textContent = `${obs.task_id}${where}${family ? ` · ${family}` : ""}`;
   clearError($("action-error"));
   fillOperations(obs.available_operations);
   showSqlBox(obs.available_operations);
