@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import ValidationError
 
 
@@ -12,9 +14,12 @@ class EnvError(Exception):
     status = 400
     retry_after: int | None = None  # seconds, sent as a Retry-After header when set
 
-    def __init__(self, detail: str):
+    def __init__(self, detail: str, **fields: Any):
         super().__init__(detail)
         self.detail = detail
+        # Machine-readable details sent beside `code` (a refused operation's `allowed`
+        # and `did_you_mean`).
+        self.fields = fields
 
     def retry_in(self, seconds: int) -> EnvError:
         """This error with its own Retry-After (the class's is the usual wait)."""

@@ -267,7 +267,6 @@ async function reset(event) {
 
 function startEpisode(result, body) {
   const obs = result.observation;
-  const spec = state.specs[obs.task_id] || {};
   state.episode = {
     id: obs.episode_id,
     taskId: obs.task_id,
@@ -286,11 +285,15 @@ function startEpisode(result, body) {
   log(`Reset ${obs.task_id}${where}: episode ${obs.episode_id}.`);
   $("ep-description").textContent = obs.task_description;
   $("ep-description-box").open = true;
-  $("ep-task").textContent = `${obs.task_id}${where}${spec.family ? ` · ${spec.family}` : ""}`;
+  const family = state.familyOf[obs.task_id];
+  $("ep-task").textContent = `${obs.task_id}${where}${family ? ` · ${family}` : ""}`;
   clearError($("action-error"));
   fillOperations(obs.available_operations);
   showSqlBox(obs.available_operations);
   applyResult(result, null);
+  // Fold the task cards (Reset moves up into view) and bring the new episode into view.
+  $("task-cards-box").open = false;
+  $("episode").scrollIntoView({ block: "start" });
 }
 
 /** Show a step result (or the reset's): facts, score, chart, history, banner, table. */
@@ -593,6 +596,18 @@ const LABELS = {
   penalty: "Penalty",
 };
 
+/** Whether a reward component counts for the episode's task: the total, the components its
+ * scoring weighs (/tasks), and a penalty once one was taken. Others (the detection precision
+ * beside its F1, say, or components of another kind of task) show only their floor. */
+function counts(name, value) {
+  const scoring = state.specs[state.episode?.taskId]?.scoring;
+  if (name === "total" || !scoring) return true;
+  if (name === "penalty") return value > FLOOR;
+  return (scoring[name] || 0) > 0;
+}
+
+const FLOOR = 0.0001; // every score and component lies in [0.0001, 0.9999]
+
 function renderComponents(reward) {
   const box = $("components");
   if (!reward || typeof reward.total !== "number") {
@@ -601,7 +616,7 @@ function renderComponents(reward) {
   }
   const rows = [];
   for (const [name, value] of Object.entries(reward)) {
-    if (typeof value !== "number") continue;
+    if (typeof value !== "number" || !counts(name, value)) continue;
     const kind = name === "total" ? "total" : name === "penalty" ? "penalty" : "";
     rows.push(
       el(

@@ -20,6 +20,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from difflib import get_close_matches
 from functools import partial
 from operator import attrgetter
 from typing import Any, NamedTuple, TypeVar
@@ -41,6 +42,7 @@ from dataclean_env.errors import (
     OperationFailed,
     OperationNotAllowed,
     ServerFault,
+    UnknownOperation,
 )
 from dataclean_env.grading import ActionRecord
 from dataclean_env.grading.gold_facts import key_text
@@ -298,7 +300,7 @@ class Episode:
         if self.spec.label_budget:
             info["labels_used"] = len(self.labelled)
         if error is not None:
-            info["error"] = {"code": error.code, "detail": error.detail}
+            info["error"] = {"code": error.code, "detail": error.detail, **error.fields}
         return info
 
     def repair(self) -> dict[str, float] | None:
@@ -393,7 +395,11 @@ def next_step(episode: Episode, action: Action) -> Step:
     apply -> snapshot -> profile -> grade -> observe. It changes nothing it is given (the
     step memory, a cache, may remember the step; a deferred table may get built); it raises
     EnvError if the action is refused."""
-    op, params = resolve(action.operation, action.parameters)
+    try:
+        op, params = resolve(action.operation, action.parameters)
+    except UnknownOperation:
+        name = action.operation
+        raise _refused(UnknownOperation, episode, name, f"unknown operation {name!r}") from None
     checked = _check(episode, op, params)
     change = _table_step(episode, checked)  # apply -> snapshot -> profile -> grade the table
     budget = _admitted(episode, change)  # the table within this episode's own limits
@@ -407,15 +413,28 @@ def next_step(episode: Episode, action: Action) -> Step:
         raise _fault(op) from exc
 
 
+def _refused(kind: type[EnvError], episode: Episode, name: str, what: str) -> EnvError:
+    """`kind` refusing `name` (`what` says how), with the task's operations (`allowed`) and
+    the one nearest to it (`did_you_mean`, or None), in the detail and as fields beside the
+    code."""
+    allowed = episode._operations
+    nearest = next(iter(get_close_matches(name, allowed, n=1)), None)
+    hint = f" (did you mean {nearest!r}?)" if nearest else ""
+    detail = f"{what}{hint}; this task's operations: {', '.join(allowed)}"
+    return kind(detail, allowed=list(allowed), did_you_mean=nearest)
+
+
 def _check(episode: Episode, op: Any, params: Any) -> _Checked:
     """The action checked: refused (a typed EnvError) if `op` is not the task's, if it
     labels more rows than the budget allows, or if its parameters are not within the
     limits."""
     spec = episode.spec
     if op.name not in spec.operations:
-        raise OperationNotAllowed(
-            f"operation {op.name!r} is not available in task {spec.task_id!r}; "
-            f"available: {', '.join(episode._operations)}"
+        raise _refused(
+            OperationNotAllowed,
+            episode,
+            op.name,
+            f"operation {op.name!r} is not available in task {spec.task_id!r}",
         )
     labelled = _labelled_after(episode, params) if op.name == LABEL_OPERATION else episode.labelled
     parameters = params.model_dump(exclude_none=True)

@@ -118,9 +118,10 @@ def agent_factory(args: argparse.Namespace, registry: TaskRegistry) -> AgentFact
 
 
 def family_of(registry: TaskRegistry, task_id: str) -> str:
-    """The task's family; a server's task this checkout does not know is "unknown"."""
+    """The task's family as /tasks and the page group it; a server's task this checkout
+    does not know is "unknown"."""
     try:
-        return registry.spec(task_id).family
+        return registry.family_name(task_id)
     except UnknownTask:
         return "unknown"
 

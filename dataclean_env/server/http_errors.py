@@ -25,6 +25,7 @@ def error_response(
     detail: str,
     retry_after: int | None = None,
     headers: Mapping[str, str] | None = None,
+    fields: Mapping[str, Any] | None = None,
 ) -> JSONResponse:
     # An error detail may quote client text; never let text that cannot be encoded turn an
     # error answer into a 500.
@@ -32,11 +33,12 @@ def error_response(
     headers = dict(headers or {})
     if retry_after is not None:
         headers["Retry-After"] = str(retry_after)
-    return JSONResponse({"detail": detail, "code": code}, status_code=status, headers=headers)
+    body = {"detail": detail, "code": code, **(fields or {})}
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def env_error_response(exc: EnvError) -> JSONResponse:
-    return error_response(exc.status, exc.code, exc.detail, exc.retry_after)
+    return error_response(exc.status, exc.code, exc.detail, exc.retry_after, fields=exc.fields)
 
 
 def database_down(exc: Exception) -> bool:

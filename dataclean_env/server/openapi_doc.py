@@ -30,6 +30,15 @@ ERROR_SCHEMA = {
     "properties": {
         "detail": {"type": "string", "description": "What was wrong, for people."},
         "code": {"type": "string", "description": "Machine-readable code (docs/DESIGN.md)."},
+        "allowed": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "UNKNOWN_OPERATION, OPERATION_NOT_ALLOWED: the task's operations.",
+        },
+        "did_you_mean": {
+            "anyOf": [{"type": "string"}, {"type": "null"}],
+            "description": "UNKNOWN_OPERATION, OPERATION_NOT_ALLOWED: the nearest of them.",
+        },
     },
 }
 ERROR_STATUS = {
@@ -187,7 +196,7 @@ def declare_rules(schema: dict[str, Any], task_ids: list[str]) -> None:
                 )
             if path == "/step":  # an operation at the top, or an action (not both)
                 fields["operation"] = {"type": "string", **names}
-                fields["parameters"] = {"type": "object"}
+                fields["parameters"] = _nullable({"type": "object"})  # null: {}
                 fields["action"] = {"$ref": "#/components/schemas/Action"}
                 body["schema"].update(
                     additionalProperties=False,
@@ -203,13 +212,16 @@ def declare_rules(schema: dict[str, Any], task_ids: list[str]) -> None:
                 )
             elif fields.get("operation", {}).get("title") == "Operation":  # an Action body
                 fields["operation"].update(names)
+                fields["parameters"] = _nullable(fields["parameters"])  # null: {}
             if path.startswith("/leaderboard/"):  # a name must hold more than spaces
                 for name in ("name", "model", "model_name"):
                     if name in fields:
                         fields[name].update(minLength=1, pattern=r"\S")
     components = schema["components"]["schemas"]
     if "Action" in components:
-        components["Action"]["properties"]["operation"].update(names)
+        action = components["Action"]["properties"]
+        action["operation"].update(names)
+        action["parameters"] = _nullable(action["parameters"])
     for request in ("ListTasksRequest", "NumTasksRequest", "GetTaskRequest", "GetTaskRangeRequest"):
         if "split" in components.get(request, {}).get("properties", {}):  # OpenEnv's task API
             components[request]["properties"]["split"] = {"type": "string", "enum": list(SPLITS)}

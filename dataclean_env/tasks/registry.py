@@ -128,6 +128,13 @@ class TaskRegistry:
     def task_ids(self) -> list[str]:
         return list(self._specs)
 
+    def family_name(self, task_id: str) -> str:
+        """The family `task_id` is grouped in: the one grouping the README, the page (from
+        `families`, in /tasks) and the run summaries share. (A spec's own `family` says how
+        it is made: a claim task is drawn like a generated one, but grouped as claims.)"""
+        self.spec(task_id)  # UnknownTask
+        return self._families[task_id].name
+
     def families(self) -> list[dict[str, Any]]:
         """Each family with its task ids and how a reset instantiates them."""
         listed: dict[int, dict[str, Any]] = {}

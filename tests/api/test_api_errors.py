@@ -23,11 +23,16 @@ WARMUP = {
 }
 
 
+ERROR_KEYS = {"detail", "code"}
+# A refused operation also says which ones the task has, and the nearest.
+REFUSAL_KEYS = ERROR_KEYS | {"allowed", "did_you_mean"}
+
+
 def assert_error(response, status: int, code: str | None = None) -> dict[str, Any]:
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("application/json")
     body = response.json()
-    assert set(body) == {"detail", "code"}
+    assert ERROR_KEYS <= set(body) <= REFUSAL_KEYS
     assert isinstance(body["detail"], str) and body["detail"]
     assert isinstance(body["code"], str) and body["code"]
     if code is not None:
@@ -574,7 +579,7 @@ def assert_answer_is_sane(response) -> dict[str, Any]:
     if response.status_code == 200:
         assert set(body) == {"observation", "reward", "done", "info"}
     else:
-        assert set(body) == {"detail", "code"}
+        assert ERROR_KEYS <= set(body) <= REFUSAL_KEYS
         assert isinstance(body["detail"], str) and isinstance(body["code"], str)
     return body
 
@@ -627,3 +632,39 @@ def test_malformed_json_says_where(client: TestClient, path: str, body: str, det
     answer = assert_error(response, 422, "INVALID_JSON")
     assert answer["detail"].startswith(detail), answer
     assert "JSONDecodeError" not in answer["detail"]
+
+
+@pytest.mark.parametrize(
+    ("operation", "code", "nearest"),
+    [
+        ("remove_duplicate", "UNKNOWN_OPERATION", "remove_duplicates"),
+        ("Finish", "UNKNOWN_OPERATION", "finish"),
+        ("explode", "UNKNOWN_OPERATION", None),
+        ("sql", "OPERATION_NOT_ALLOWED", None),  # an operation, of other tasks
+        ("remove_outliers", "OPERATION_NOT_ALLOWED", "remove_duplicates"),
+    ],
+)
+def test_a_refused_operation_lists_the_tasks_operations_and_the_nearest(
+    client: TestClient, operation: str, code: str, nearest: str | None
+) -> None:
+    task = "easy_dedup_rename"
+    allowed = next(t for t in client.get("/tasks").json()["tasks"] if t["task_id"] == task)
+    parameters = {"sql": "DELETE FROM t"} if operation == "sql" else {}
+    refused = client.post(f"/step/{task}", json={"operation": operation, "parameters": parameters})
+    body = assert_error(refused, 422, code)
+    assert (
+        body["allowed"]
+        == allowed["operations"]
+        == [
+            "remove_duplicates",
+            "rename_columns",
+            "fill_missing",
+            "fix_dtype",
+            "validate_schema",
+            "finish",
+        ]
+    )
+    assert body["did_you_mean"] == nearest
+    assert ", ".join(allowed["operations"]) in body["detail"]
+    if nearest is not None:
+        assert f"did you mean {nearest!r}?" in body["detail"]

@@ -151,7 +151,7 @@ def test_llm_episode_with_fences_prose_a_malformed_reply_and_a_429(
     )
     assert lines[4].startswith(
         '[STEP] step=4 action={"operation":"drop_everything","parameters":{}} reward=1.00 '
-        "done=false error=unknown operation 'drop_everything'; known operations:"
+        "done=false error=unknown operation 'drop_everything'; this task's operations:"
     )
     assert lines[5] == (
         '[STEP] step=5 action={"operation":"finish","parameters":{}} '

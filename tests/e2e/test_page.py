@@ -74,13 +74,19 @@ class Tab:
 
     def reset(self, task: str = TASK, seed: int = 0, difficulty: str = "hard") -> None:
         page = self.page
-        page.click(f'[data-task="{task}"]')
+        self.choose(task)
         page.select_option("#reset-split", SPLIT)
         page.select_option("#reset-difficulty", difficulty)
         page.fill("#reset-seed", str(seed))
         page.click("#reset-button")
         expect(page.locator("#ep-step")).to_have_text(re.compile(r"^0 / \d+$"))
         page.wait_for_selector("#data-table tbody td")
+
+    def choose(self, task: str) -> None:
+        """Click the task's card, unfolding the cards first if an episode folded them."""
+        if not self.page.locator("#task-cards-box").evaluate("box => box.open"):
+            self.page.click("#task-cards-summary")
+        self.page.click(f'[data-task="{task}"]')
 
     def step(self, operation: str, **fields: str) -> None:
         page = self.page
@@ -179,7 +185,9 @@ def test_play_a_generated_episode_step_by_step_then_watch_the_heuristic(tab: Tab
     history = page.locator("#history tbody tr").all_inner_texts()
     assert [h.split("\t")[1] for h in history] == ["strip", "title"]
     assert page.locator("#chart circle").count() == 3
-    assert page.locator("#components .component").count() == 5  # total, 3 components, penalty
+    # The total and the three components a generated family weighs (it has no penalties).
+    labels = page.locator("#components .component > span:first-child").all_inner_texts()
+    assert labels == ["Total", "Repair", "Preservation", "Row integrity"]
 
     # Paging: the next page starts at row 26.
     tab.turn_page("#page-next", 25)
@@ -369,7 +377,54 @@ def test_the_sql_box_asks_and_repairs_and_is_hidden_where_sql_is_not_offered(tab
     page.click("#sql-apply")
     expect(page.locator("#action-error")).to_contain_text("SQL_REFUSED")
     expect(page.locator("#ep-step")).to_have_text(re.compile(r"^3 / \d+$"))
-    page.click('[data-task="easy_dedup_rename"]')
+    tab.choose("easy_dedup_rename")
     page.click("#reset-button")
     expect(page.locator("#ep-task")).to_contain_text("easy_dedup_rename")
     expect(page.locator("#sql-form")).to_be_hidden()
+
+
+def in_view(page: Any, selector: str) -> bool:
+    """Whether the element lies wholly within the viewport, as the page is scrolled now."""
+    return page.locator(selector).evaluate(
+        "e => { const r = e.getBoundingClientRect();"
+        " return r.top >= 0 && r.bottom <= window.innerHeight; }"
+    )
+
+
+def test_a_reset_folds_the_cards_and_moves_to_the_episode(tab: Tab) -> None:
+    page = tab.page
+    assert page.locator("#task-cards-box").evaluate("box => box.open")
+    assert not in_view(page, "#reset-button")  # the cards push Reset below the fold
+    tab.reset(seed=0, difficulty="easy")
+    # The episode is brought to the top of the window (waited for: scrolling may animate).
+    page.wait_for_function(
+        "Math.abs(document.querySelector('#episode').getBoundingClientRect().top) < 2"
+    )
+    assert page.evaluate("window.scrollY") > 0
+    assert not page.locator("#task-cards-box").evaluate("box => box.open")
+    page.evaluate("window.scrollTo(0, 0)")
+    assert in_view(page, "#reset-button")  # folded cards: Reset above the fold
+    tab.choose("easy_dedup_rename")  # a second reset unfolds them to choose, folds again
+    page.click("#reset-button")
+    expect(page.locator("#ep-task")).to_contain_text("easy_dedup_rename")
+    assert not page.locator("#task-cards-box").evaluate("box => box.open")
+
+
+@pytest.mark.parametrize(
+    ("task", "labels"),
+    [
+        # the fixed task weighs duplicates and schema; penalties are taken on fixed tasks
+        ("easy_dedup_rename", ["Total", "Duplicates", "Schema"]),
+        # detection counts its F1 (not the precision, recall and type accuracy beside it)
+        ("detection_showcase", ["Total", "detection_f1"]),
+        ("rayyan", ["Total", "f1"]),
+    ],
+)
+def test_only_the_components_that_count_are_shown(tab: Tab, task: str, labels: list[str]) -> None:
+    page = tab.page
+    tab.choose(task)
+    page.click("#reset-button")
+    expect(page.locator("#ep-task")).to_contain_text(task)
+    shown = page.locator("#components .component > span:first-child").all_inner_texts()
+    assert shown == labels
+    assert tab.text("#components .component.total .value") == "0.0001"  # at the floor

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dataclean_env.errors import InvalidSubmission, TokenRequired
 from dataclean_env.leaderboard import tokens
@@ -54,6 +54,14 @@ class SubmitRequest(BaseModel):
     task_id: str = Field(min_length=1, max_length=64)
     score: float = Field(gt=0.0, lt=1.0, allow_inf_nan=False)
     steps: int = Field(default=0, ge=0, le=100_000)
+
+    @field_validator("steps", mode="before")
+    @classmethod
+    def _not_a_bool(cls, value: Any) -> Any:
+        # Lax parsing reads true and false as 1 and 0; a step count is a number.
+        if isinstance(value, bool):
+            raise ValueError("steps must be an integer, not a boolean")
+        return value
 
 
 class Declared(BaseModel):

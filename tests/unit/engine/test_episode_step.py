@@ -93,7 +93,7 @@ REFUSALS = [
             Action(operation="no_such_op"),
         ),
         UnknownOperation,
-        "unknown operation 'no_such_op'; known operations: audit,",
+        "unknown operation 'no_such_op'; this task's operations: fix_dtype,",
     ),
     (
         "check: the task's operations",
@@ -102,7 +102,7 @@ REFUSALS = [
             Action(operation="rename_columns", parameters={"mapping": {}}),
         ),
         OperationNotAllowed,
-        "operation 'rename_columns' is not available in task 'fix_types'; available: fix_dtype,",
+        "operation 'rename_columns' is not available in task 'fix_types'; this task's operations: fix_dtype,",
     ),
     (
         "check: the parameters' size",
