@@ -147,6 +147,11 @@ class Episode:
         self._budget = opening.budget if shared else TableBudget(self.limits, self._snapshot)
 
     # ── stepping ──────────────────────────────────────────────────────────
+
+    def seconds_left(self) -> float | None:
+        """Seconds until its deadline ends it (None: it has none; it ends by idling)."""
+        return None
+
     def step(self, action: Action) -> StepResult:
         """Apply one action; raises EnvError (and changes nothing else) if it is refused.
 

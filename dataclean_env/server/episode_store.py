@@ -30,7 +30,9 @@ An issued id holds nothing until it is first joined (any call naming it: a reset
 state read): the built episode then takes a place and its joiner's quota as a reset would
 (refused as a reset would be: StoreFull, ClientQuotaReached, and the id stays joinable),
 never idles out nor makes room for another, and gives both back when it ends (`release`;
-it stays readable until withdrawn).
+it stays readable until withdrawn). Its place is free from its deadline on
+(`Episode.seconds_left`), before its owner's sweep records its end, and a refusal's
+Retry-After is the time until the first place frees: an idle episode's, or a deadline.
 
 Processes: the store holds only episodes whose home is its process (`affinity`): a reset,
 lookup or join of an id homed elsewhere raises Misdirected (421) before anything is made,
@@ -350,7 +352,10 @@ class EpisodeStore:
         """Make room for one more episode of `client` (evicting this process's idle ones),
         or raise. `others`: what the server's other processes hold."""
         if client is not None and self.per_client is not None:
-            while others.client + len(own := self._owned(client, replacing)) >= self.per_client:
+            while (
+                others.client + len(own := self._owned(client, replacing) - self._late())
+                >= self.per_client
+            ):
                 if self._make_room(now, own):
                     continue
                 wait = self._retry_after(now, own)
@@ -359,7 +364,9 @@ class EpisodeStore:
                     f"for {self.idle:g} s{_elsewhere(others.client)}; reuse one (reset its id) "
                     f"or retry in {wait} s"
                 ).retry_in(wait)
-        while needs_place and others.total + len(self._episodes) >= self.capacity:
+        while needs_place and others.total + len(self._episodes) - len(self._late()) >= (
+            self.capacity
+        ):
             if self._make_room(now, set(self._episodes)):
                 continue
             wait = self._retry_after(now, set(self._episodes))
@@ -396,11 +403,24 @@ class EpisodeStore:
         return True
 
     def _retry_after(self, now: float, among: set[str]) -> int:
-        """Whole seconds until the least recently used of `among` turns idle (at least 1)."""
-        used = [e.last_used for i, e in self._evictable() if i in among]
-        if not used:  # only defaults and issued episodes: they never turn evictable
+        """Whole seconds until the first of `among` frees its place (at least 1): the least
+        recently used turns idle, or an issued one in play reaches its deadline."""
+        waits = [e.last_used + self.idle - now for i, e in self._evictable() if i in among]
+        waits += [left for i, left in self._deadlines() if i in among]
+        if not waits:  # only defaults: they never make room
             return ClientQuotaReached.retry_after or 30
-        return max(1, math.ceil(min(used) + self.idle - now))
+        return max(1, math.ceil(min(waits)))
+
+    def _deadlines(self) -> Iterator[tuple[str, float]]:
+        """The issued episodes in play, with the seconds until their deadlines end them."""
+        for episode_id, episode in self._episodes.items():  # bounded by the capacity
+            if episode_id in self._issued and (left := episode.seconds_left()) is not None:
+                yield episode_id, left
+
+    def _late(self) -> set[str]:
+        """Issued episodes in play past their deadline: their places are free already
+        (their owner's sweep records their end and releases them)."""
+        return {episode_id for episode_id, left in self._deadlines() if left <= 0}
 
     def _drop_expired(self, now: float) -> None:
         if not self._oldest_use < now - self.ttl:

@@ -316,3 +316,70 @@ def test_an_administrator_withdraws_one_run_with_a_reason(
     again = admin(database, "run", "withdraw", runs[0]["run_id"], "--why", why)
     assert again.returncode == 1 and "no run" in again.stderr
     assert admin(database, "run", "withdraw", runs[1]["run_id"]).returncode == 2  # --why needed
+
+
+# ── no lockout ────────────────────────────────────────────────────────────
+def anonymous_run(http: httpx.Client, address: str) -> httpx.Response:
+    """A run without a token from `address` (as the trusted proxy, 127.0.0.1, saw it)."""
+    body = {"name": f"anon-{address}", "model": "m", "suite": "lite"}
+    return http.post("/leaderboard/runs", json=body, headers={"X-Forwarded-For": address})
+
+
+def test_many_unplayed_anonymous_runs_lock_no_token_holder_out(
+    tmp_path: Path, clock: Clock
+) -> None:
+    settings = board_settings(
+        tmp_path,
+        leaderboard_open_runs=2,
+        leaderboard_open_anonymous_runs=4,
+        leaderboard_open_runs_per_client=2,
+    )
+    with LiveServer(settings) as live, httpx.Client(base_url=live.url, timeout=120) as http:
+        live.app.state.leaderboard.clock = clock
+        answers = [anonymous_run(http, f"6.6.6.{n // 2}") for n in range(22)]  # 11 addresses
+        assert [a.status_code for a in answers] == [200] * 4 + [503] * 18
+        full = answers[4].json()
+        assert full["code"] == "SERVER_FULL" and "anonymous" in full["detail"]
+        # The anonymous pool is full; the token holders' places are untouched.
+        alice = token_for(live, "alice")
+        played = lite_run(http, alice)
+        ok(http.post("/reset", json={"episode_id": played["episodes"][0]["episode_id"]}))
+        lite_run(http, token_for(live, "bob"))  # never played
+        refused = http.post("/leaderboard/runs", json={"suite": "lite"}, headers=alice)
+        assert (refused.status_code, refused.json()["code"]) == (503, "SERVER_FULL")
+        # Unplayed runs expire within minutes of their creation: their places free.
+        clock.now += settings.leaderboard_unplayed_run_seconds + 1
+        shown = lite_board(http)
+        assert [u["run_id"] for u in shown["unranked"]] == [played["run_id"]]  # joined: open
+        assert ok(http.get(f"/leaderboard/runs/{answers[0].json()['run_id']}"))["status"] == (
+            "expired"
+        )
+        assert anonymous_run(http, "6.6.6.20").status_code == 200
+        assert ok(http.post("/leaderboard/runs", json={"suite": "lite"}, headers=alice))
+
+
+def test_joined_leaderboard_episodes_free_their_places_at_their_deadline(
+    tmp_path: Path, clock: Clock
+) -> None:
+    settings = board_settings(tmp_path, max_episodes=2, episodes_per_client=2)
+    with LiveServer(settings) as live, httpx.Client(base_url=live.url, timeout=120) as http:
+        live.app.state.leaderboard.clock = clock
+        run = lite_run(http, token_for(live, "alice"))
+        first, second, third = (e["episode_id"] for e in run["episodes"][:3])
+        for episode_id in (first, second):  # joined by a read, as the issue's client did
+            ok(http.get("/state", params={"episode_id": episode_id}))
+        # The joiner's quota is full: its next join waits for the first deadline.
+        quota = http.get("/state", params={"episode_id": third})
+        assert (quota.status_code, quota.json()["code"]) == (503, "CLIENT_QUOTA_REACHED")
+        assert quota.headers["Retry-After"] == "1800"  # the episodes' deadline, to the second
+        # Another client finds the store full; Retry-After says when the first place frees.
+        other = {"X-Forwarded-For": "6.6.6.6"}
+        body = {"task_id": "easy_dedup_rename", "episode_id": "elsewhere"}
+        full = http.post("/reset", json=body, headers=other)
+        assert (full.status_code, full.json()["code"]) == (503, "SERVER_FULL")
+        clock.now += 600
+        full = http.post("/reset", json=body, headers=other)
+        assert full.headers["Retry-After"] == "1200"
+        clock.now += 1200  # the deadline passes: both places are free, before any sweep
+        ok(http.post("/reset", json=body, headers=other))
+        ok(http.get("/state", params={"episode_id": third}))
