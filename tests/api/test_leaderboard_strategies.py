@@ -6,6 +6,7 @@ rather than waited for.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import select, update
+from websockets.sync.client import connect
 
 from dataclean_env.errors import InvalidToken
 from dataclean_env.leaderboard import tokens
@@ -383,3 +385,63 @@ def test_joined_leaderboard_episodes_free_their_places_at_their_deadline(
         clock.now += 1200  # the deadline passes: both places are free, before any sweep
         ok(http.post("/reset", json=body, headers=other))
         ok(http.get("/state", params={"episode_id": third}))
+
+
+# ── rollouts are independent ──────────────────────────────────────────────
+def ws_frame(ws: Any, message: dict[str, Any]) -> dict[str, Any]:
+    ws.send(json.dumps(message))
+    answer = json.loads(ws.recv(timeout=60))
+    assert answer["type"] == "observation", answer
+    return dict(answer["data"])
+
+
+def test_one_rollout_learns_nothing_for_the_next_from_validate_score(
+    server: LiveServer, http: httpx.Client
+) -> None:
+    """The issue's strategy: rollout 1 of an audit instance validates with an absurd count
+    and reads `validate_score` to learn how many errors remain; rollout 2 claims that."""
+    run = lite_run(http, token_for(server, "alice"), rollouts=2)
+    audits = [e["episode_id"] for e in run["episodes"] if e["task_id"] == "audit_pipeline"]
+    assert len(audits) == 2 and len(run["episodes"]) == 18
+    first = audits[0]
+    ok(http.post("/reset", json={"episode_id": first}))
+    for phase in (
+        {"operation": "audit", "parameters": {"categories": ["missing"]}},
+        {"operation": "identify", "parameters": {"cells": []}},
+        {"operation": "fix", "parameters": {"operations": []}},
+    ):
+        assert ok(http.post("/step", json={"episode_id": first, **phase}))["reward"] is None
+    probe = {"operation": "validate", "parameters": {"issues_remaining": 10000}}
+    ended = ok(http.post("/step", json={"episode_id": first, **probe}))  # it ends the episode
+    # Rollout 1 has ended, but nothing of its score is shown at any door.
+    assert ended["done"] is True
+    assert ended["reward"] is None and "_score" not in json.dumps(ended)
+    assert "score" not in ended["info"] and ended["info"]["reward_hidden"] is True
+    state = ok(http.get("/state", params={"episode_id": first}))
+    assert state["reward"] is None and "validate_score" not in json.dumps(state)
+    with connect(f"ws://127.0.0.1:{server.port}/ws", open_timeout=120) as ws:
+        joined = ws_frame(ws, {"type": "reset", "data": {"episode_id": first}})
+        assert joined["done"] is True and joined["reward"] is None
+        assert joined["observation"]["score"] is None
+        assert joined["observation"]["score_components"] is None
+        again = ws_frame(ws, {"type": "step", "data": FINISH})  # a retried finish
+        assert again["reward"] is None and "validate_score" not in json.dumps(again)
+    record = ok(http.get(f"/leaderboard/runs/{run['run_id']}"))
+    assert "validate_score" not in json.dumps(record) and record["summary"] is None
+    # Only once the whole run has ended are the scores shown.
+    for episode in run["episodes"]:
+        if episode["episode_id"] != first:
+            ok(http.post("/step", json={"episode_id": episode["episode_id"], **FINISH}))
+    final = ok(http.post("/step", json={"episode_id": first, **FINISH}))
+    assert final["reward"] == stored_reward(server, first)
+    assert 0 < final["reward"]["validate_score"] < 0.01  # 10000 claimed: far from the truth
+    assert ok(http.get(f"/leaderboard/runs/{run['run_id']}"))["status"] == "complete"
+
+
+def stored_reward(server: LiveServer, episode_id: str) -> dict[str, Any]:
+    with server.app.state.leaderboard.open().connect() as connection:
+        return dict(
+            connection.execute(
+                select(records.c.components).where(records.c.episode_id == episode_id)
+            ).scalar_one()
+        )

@@ -281,7 +281,8 @@ def test_tokens_made_listed_and_revoked_by_the_admin_command(tmp_path: Path) -> 
                 assert (refused.status_code, refused.json()["code"]) == (401, code)
             revoked = admin(database, "token", "revoke", "Alice")
             assert (revoked.returncode, revoked.stdout.strip()) == (
-                0, "revoked 1 token(s); their runs are withdrawn"
+                0,
+                "revoked 1 token(s); their runs are withdrawn",
             )
             after = http.post("/leaderboard/runs", json={"model": "m"}, headers=bearer)
             assert (after.status_code, after.json()["code"]) == (401, "INVALID_TOKEN")
