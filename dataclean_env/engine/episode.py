@@ -121,6 +121,10 @@ class Episode:
         # Rows `label` may reveal (a leaderboard episode offers none) and the rows revealed.
         self.label_budget = self.spec.label_budget
         self.labelled: frozenset[str] = frozenset()
+        # The rows already revealed to this client on this instance, shared by its episodes
+        # (the store's `label_ledger`), so a reset does not refill the budget; None: this
+        # episode's own.
+        self.label_ledger: set[str] | None = None
         self._operations = available_operations(self.spec.operations)
         self._allowed = frozenset(self.spec.operations)
         opening = opening_of(task)
@@ -219,7 +223,15 @@ class Episode:
             raise ServerFault(
                 f"{step.record.operation} could not be applied; nothing changed"
             ) from exc
+        if self.label_ledger is not None:
+            self.label_ledger.update(self.labelled)
         return served
+
+    def share_labels(self, ledger: set[str]) -> None:
+        """Count labels in `ledger`, the rows this client was shown on this instance before
+        (a fresh episode: before its first step)."""
+        self.label_ledger = ledger
+        self.labelled = frozenset(ledger)
 
     @contextmanager
     def _changing(self) -> Iterator[None]:

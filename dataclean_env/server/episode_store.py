@@ -70,6 +70,7 @@ from dataclean_env.server.limit_store import TOTAL, Counts, Settlement
 from dataclean_env.tasks import TaskRegistry
 
 MAX_TASK_ID = 128
+LEDGERS = 65_536  # instances whose labels are remembered per client (each a few rows' keys)
 
 
 def unknown_episode(episode_id: str) -> UnknownEpisode:
@@ -118,6 +119,8 @@ class EpisodeStore:
         # The server's count of episodes (with the other processes', when shared).
         self.counts = counts or Counts()
         self._changed: set[str] = set()  # clients whose count is not yet published
+        # (client, task, seed, split) -> rows labelled there, oldest use first
+        self._ledgers: dict[tuple[str, str, int | None, str], set[str]] = {}
         self._lock = threading.Lock()
         self._admitting = threading.Lock()
 
@@ -155,6 +158,8 @@ class EpisodeStore:
         name = self.place.mint(new_episode_id) if episode_id is None else episode_id
         episode = start_episode(self.registry, task_id, seed, split, name, memory=self.memory)
         episode.blind = blind
+        if episode.label_budget:
+            episode.share_labels(self._ledger(client, task_id, seed, split))
         with self._admitting:  # one admission at a time; steps take only `_lock`
             with self._lock:
                 previous = self._defaults.get(task_id) if episode_id is None else None
@@ -168,6 +173,17 @@ class EpisodeStore:
                 self._place(episode, task_id, episode_id, client, needs_place, others)
                 others.rows = self._rows() if self.counts.shared else {}
         return episode
+
+    def _ledger(self, client: str | None, task_id: str, seed: int | None, split: str) -> set[str]:
+        """The rows `label` revealed to `client` on this instance, across its episodes and
+        resets (the newest `LEDGERS` instances are remembered)."""
+        key = (client or "", task_id, seed, split)
+        with self._lock:
+            ledger = self._ledgers.pop(key, None)
+            self._ledgers[key] = ledger = set() if ledger is None else ledger
+            while len(self._ledgers) > LEDGERS:
+                del self._ledgers[next(iter(self._ledgers))]
+        return ledger
 
     def _place(
         self,
