@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import select, update
 from websockets.sync.client import connect
 
-from dataclean_env.errors import InvalidToken
+from dataclean_env.errors import InvalidName, InvalidToken
 from dataclean_env.leaderboard import tokens
 from dataclean_env.leaderboard.tables import records, withdrawals
 from dataclean_env.leaderboard.tables import tokens as token_table
@@ -445,3 +445,60 @@ def stored_reward(server: LiveServer, episode_id: str) -> dict[str, Any]:
                 select(records.c.components).where(records.c.episode_id == episode_id)
             ).scalar_one()
         )
+
+
+# ── names by Unicode's security rules (UTS #39) ───────────────────────────
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("a\u3164b", "U+1160"),  # Hangul filler (NFKC makes it the Jamo filler U+1160)
+        ("a\u1160b", "U+1160"),  # Hangul Jungseong filler
+        ("a\u2800b", "U+2800"),  # blank Braille pattern
+        ("a\u034fb", "U+034F"),  # combining grapheme joiner
+        ("h\u0435uristic", "CYRILLIC, LATIN"),  # a Cyrillic U+0435 among Latin letters
+        ("team\u2010a", "U+2010"),  # HYPHEN for '-'
+        ("\u3164\u1160\u3164", "U+1160"),  # fillers only
+        ("-- ..", "a letter or a digit"),
+    ],
+)
+def test_a_name_a_reader_could_not_tell_apart_is_refused(
+    http: httpx.Client, name: str, why: str
+) -> None:
+    for field, body in (
+        ("name", {"name": name, "model": "m", "suite": "lite"}),
+        ("model", {"name": "anon", "model": name, "suite": "lite"}),
+    ):
+        refused = http.post("/leaderboard/runs", json=body)
+        assert (refused.status_code, refused.json()["code"]) == (422, "INVALID_NAME")
+        assert refused.json()["detail"].startswith(f"{field}: ") and why in refused.json()["detail"]
+    assert lite_board(http)["unranked"] == []  # nothing was stored
+
+
+def test_names_in_one_script_or_a_permitted_mix_are_kept(http: httpx.Client) -> None:
+    for name in ("Алиса", "山田たろう", "gpt-4o (t=0.7)", "Café"):
+        assert (
+            ok(
+                http.post(
+                    "/leaderboard/runs",
+                    json={"name": name, "model": "m", "episodes": 1, "families": ["crm"]},
+                )
+            )["name"]
+            == name
+        )
+
+
+def test_a_name_with_another_holders_skeleton_is_refused(
+    server: LiveServer, http: httpx.Client
+) -> None:
+    engine = server.app.state.leaderboard.open()
+    tokens.create(engine, "team-l1", "m")
+    for look_alike in ("team-I1", "team-ll"):  # I, l and 1 share a skeleton
+        with pytest.raises(InvalidName, match="team-l1"):
+            tokens.create(engine, look_alike, "m")
+        body = {"name": look_alike, "model": "m", "families": ["crm"], "episodes": 1}
+        refused = http.post("/leaderboard/runs", json=body)
+        assert (refused.status_code, refused.json()["code"]) == (422, "INVALID_NAME")
+        assert "'team-l1'" in refused.json()["detail"]
+    tokens.create(engine, "team-l1", "m2")  # the holder itself, another model
+    body = {"name": "team-l1", "model": "m", "families": ["crm"], "episodes": 1}
+    assert ok(http.post("/leaderboard/runs", json=body))["anonymous"] is True  # apart
