@@ -158,7 +158,13 @@ class Settings(BaseSettings):
     leaderboard_submissions_per_hour: int = 60  # per client (self-reported scores)
     leaderboard_default_episodes: int = 12  # per practice run, spread over its families
     leaderboard_max_episodes: int = 60  # per practice run (a suite run plays its suite)
-    leaderboard_open_runs: int = 32  # unfinished runs at once (each holds its tables)
+    leaderboard_open_runs: int = 32  # unfinished runs under tokens at once (each holds tables)
+    # Unfinished anonymous runs at once: a pool of their own, so they cannot fill the places
+    # of the token holders' runs.
+    leaderboard_open_anonymous_runs: int = Field(default=8, ge=0)
+    # A run none of whose episodes was joined this long after its creation expires (no
+    # one learned anything from it: it is not counted), so unplayed runs hold no place.
+    leaderboard_unplayed_run_seconds: float = Field(default=300.0, gt=0)
     # Unfinished runs one client may hold at once, so no client can fill the server's cap.
     leaderboard_open_runs_per_client: int = Field(default=2, ge=1)
     # Wall-clock limit of one episode, from when it is first joined.

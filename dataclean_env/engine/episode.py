@@ -117,6 +117,10 @@ class Episode:
         # Rows `label` may reveal (a leaderboard episode offers none) and the rows revealed.
         self.label_budget = self.spec.label_budget
         self.labelled: frozenset[str] = frozenset()
+        # The rows already revealed to this client on this instance, shared by its episodes
+        # (the store's `label_ledger`), so a reset does not refill the budget; None: this
+        # episode's own.
+        self.label_ledger: set[str] | None = None
         # Aliases (fill_missing_mean, ...) are accepted, not advertised: an observation lists
         # what /tasks and the page do.
         self._operations = list(self.spec.operations)
@@ -145,6 +149,11 @@ class Episode:
         self._budget = opening.budget if shared else TableBudget(self.limits, self._snapshot)
 
     # ── stepping ──────────────────────────────────────────────────────────
+
+    def seconds_left(self) -> float | None:
+        """Seconds until its deadline ends it (None: it has none; it ends by idling)."""
+        return None
+
     def step(self, action: Action) -> StepResult:
         """Apply one action; raises EnvError (and changes nothing else) if it is refused.
 
@@ -212,7 +221,15 @@ class Episode:
             raise ServerFault(
                 f"{step.record.operation} could not be applied; nothing changed"
             ) from exc
+        if self.label_ledger is not None:
+            self.label_ledger.update(self.labelled)
         return served
+
+    def share_labels(self, ledger: set[str]) -> None:
+        """Count labels in `ledger`, the rows this client was shown on this instance before
+        (a fresh episode: before its first step)."""
+        self.label_ledger = ledger
+        self.labelled = frozenset(ledger)
 
     @contextmanager
     def _changing(self) -> Iterator[None]:

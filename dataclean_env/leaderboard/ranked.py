@@ -87,6 +87,9 @@ class RankedEpisode(Episode):
             self.on_end(self)
         return self.result()
 
+    def seconds_left(self) -> float | None:
+        return None if self.status != "open" else self.deadline - self.clock()
+
     def expire_if_late(self) -> bool:
         """End the episode as timed out if its deadline has passed (callers hold the lock)."""
         if self.status == "open" and self.clock() > self.deadline:

@@ -91,6 +91,8 @@ RETAIN_S = 600.0  # a closed run's episodes stay readable (/state, a 409 on /ste
 RETAIN_RUNS = 64  # and at most this many closed runs are kept so
 DEFAULT_SUITE = "full"
 MAX_ROLLOUTS = 8  # plays of one drawn instance in a run
+ANONYMOUS = "address:"  # an anonymous run's holder: its client's address after this
+EXPIRED = "expired"  # a run no episode of which was joined in time (never counted)
 # Holders registered before this moment on this host, under this pid, were an earlier
 # process (a restarted container's server often gets the same pid).
 PROCESS_STARTED = datetime.now(UTC)
@@ -109,6 +111,7 @@ class Slot:
     instance_hash: str
     suite: str | None  # the suite's composition version; None: a practice run
     run_deadline: float  # on the leaderboard's clock
+    join_deadline: float  # the run expires if none of its episodes is joined by then
 
 
 class Leaderboard:
@@ -246,7 +249,7 @@ class Leaderboard:
         played = self._composition(suite, families, episodes)
         run_id = "run-" + random_source.token_hex(8)
         # A token's runs count against the token; anonymous ones against the address.
-        holder = submitter.token_id if submitter else f"address:{client}"
+        holder = submitter.token_id if submitter else f"{ANONYMOUS}{client}"
         self._hold_slot(run_id, holder)
         try:
             self.run_limit.take(client)
@@ -312,20 +315,26 @@ class Leaderboard:
 
     def _hold_slot(self, run_id: str, holder: str) -> None:
         """Count `run_id` as open for `holder`, or refuse: first the holder's share (so one
-        submitter cannot fill the server), then the server's cap."""
+        submitter cannot fill the server), then its pool's cap: anonymous runs (holders
+        `address:...`) have a pool of their own, so they cannot fill the token holders'."""
         # Not divided among processes: runs are made by POST /leaderboard/runs, which names
         # no episode, so the balancer sends every one to process 0.
         share = self.settings.leaderboard_open_runs_per_client
-        cap = self.settings.leaderboard_open_runs
+        anonymous = holder.startswith(ANONYMOUS)
+        if anonymous:
+            cap, pool = self.settings.leaderboard_open_anonymous_runs, "anonymous "
+        else:
+            cap, pool = self.settings.leaderboard_open_runs, ""
         with self._live_lock:
             if sum(h == holder for h in self._run_holders.values()) >= share:
                 raise ClientQuotaReached(
                     f"at most {share} open leaderboard runs per client; finish one, or retry "
                     f"in {ClientQuotaReached.retry_after} s"
                 )
-            if len(self._runs) >= cap:
+            held = sum(h.startswith(ANONYMOUS) == anonymous for h in self._run_holders.values())
+            if held >= cap:
                 raise StoreFull(
-                    f"{len(self._runs)} leaderboard runs are in progress, the most this server "
+                    f"{held} {pool}leaderboard runs are in progress, the most this server "
                     f"holds at once; retry in {StoreFull.retry_after} s"
                 )
             self._runs[run_id] = []
@@ -358,6 +367,7 @@ class Leaderboard:
         run_seconds = self.settings.leaderboard_run_seconds
         composition = played.version if isinstance(played, Suite) else None
         run_deadline = self.clock() + run_seconds
+        join_deadline = self.clock() + self.settings.leaderboard_unplayed_run_seconds
         slots: dict[str, Slot] = {}
         rows = []
         for position, (cell, index) in enumerate(drawn):
@@ -368,7 +378,7 @@ class Leaderboard:
             )
             slots[episode_id] = Slot(
                 run_id, name, model, cell.family, cell.difficulty, index, digest,
-                composition, run_deadline,
+                composition, run_deadline, join_deadline,
             )  # fmt: skip
             rows.append(
                 {
@@ -610,10 +620,18 @@ class Leaderboard:
         with self._live_lock:
             self._drop_retired()
             live = list(self._live.values())
+            now = self.clock()
             late = [
                 run_id
                 for run_id, ids in self._runs.items()
-                if ids and self._slots[ids[0]].run_deadline < self.clock()
+                if ids and self._slots[ids[0]].run_deadline < now
+            ]
+            unplayed = [
+                run_id
+                for run_id, ids in self._runs.items()
+                if ids
+                and self._slots[ids[0]].join_deadline < now
+                and all(self.store.unjoined(i) for i in ids)
             ]
         for episode in live:
             # An episode a step holds is passed over, not waited for (a step may take seconds,
@@ -630,6 +648,8 @@ class Leaderboard:
                 episode.lock.release()
         for run_id in late:
             self._time_out_unjoined(engine, run_id)
+        for run_id in unplayed:
+            self._expire(engine, run_id)
         self._end_withdrawn(engine)
         self._abort_unheld(engine)
 
@@ -679,6 +699,27 @@ class Leaderboard:
             )
             closed = _close_if_ended(connection, run_id, now)
         if closed:
+            self._retire(run_id)
+
+    def _expire(self, engine: Engine, run_id: str) -> None:
+        """A run none of whose episodes was joined in time: it expires, and frees its place.
+        No one learned anything from it, so it is not counted (nor listed)."""
+        from sqlalchemy import update
+
+        from dataclean_env.leaderboard.tables import run_episodes, runs
+
+        with engine.begin() as connection:
+            connection.execute(
+                update(run_episodes)
+                .where(run_episodes.c.run_id == run_id, run_episodes.c.status == "open")
+                .values(status=EXPIRED)
+            )
+            expired = connection.execute(
+                update(runs)
+                .where(runs.c.run_id == run_id, runs.c.status == "open")
+                .values(status=EXPIRED, completed_at=datetime.now(UTC))
+            ).rowcount
+        if expired:
             self._retire(run_id)
 
     def _abort_unheld(self, engine: Engine) -> None:
@@ -782,7 +823,7 @@ class Leaderboard:
             if wanted == suite_version(shown.version):  # this code's board also lists the
                 # suite's runs that are not complete, recorded or not (say, never joined)
                 listed |= (runs.c.suite == shown.version) & (runs.c.status != "complete")
-            listed &= runs.c.status != WITHDRAWN  # taken off the board
+            listed &= runs.c.status.not_in((WITHDRAWN, EXPIRED))  # off the board, or unplayed
             played = [
                 board.RunRow(
                     r.run_id,

@@ -20,7 +20,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Row, insert, or_, select, update
 
-from dataclean_env.errors import InvalidToken, TokenModelMismatch
+from dataclean_env.errors import InvalidName, InvalidToken, TokenModelMismatch
+from dataclean_env.leaderboard.names import skeleton
 from dataclean_env.leaderboard.tables import tokens
 from dataclean_env.leaderboard.withdraw import withdraw_tokens
 
@@ -53,6 +54,7 @@ def create(engine: Engine, name: str, model: str) -> tuple[str, str]:
     token_id = "tok-" + random_source.token_hex(6)
     token = _secret()
     with engine.begin() as connection:
+        refuse_look_alike(connection, name)
         taken = connection.execute(
             select(tokens.c.token_id).where(
                 tokens.c.name == name, tokens.c.model == model, tokens.c.revoked_at.is_(None)
@@ -73,6 +75,18 @@ def create(engine: Engine, name: str, model: str) -> tuple[str, str]:
             )
         )
     return token_id, token
+
+
+def refuse_look_alike(connection: Connection, name: str) -> None:
+    """InvalidName if `name` has the confusable skeleton of another holder's name (UTS #39):
+    a reader could not tell the two rows apart."""
+    shape = skeleton(name)
+    for other in connection.execute(select(tokens.c.name).distinct()).scalars():
+        if other != name and skeleton(other) == shape:
+            raise InvalidName(
+                f"name: {name!r} looks like the name of another holder, {other!r} (their "
+                "confusable skeletons are one, Unicode UTS #39)"
+            )
 
 
 def rotate(engine: Engine, token_id: str) -> str | None:

@@ -27,7 +27,7 @@ from dataclean_env.operations.column_checks import rewrite_columns, take_rows
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 from dataclean_env.sandbox import sql_jobs
 from dataclean_env.sandbox.pool import WorkerDied, WorkerPool, WorkerTimedOut, WorkerUnavailable
-from dataclean_env.sandbox.sql_jobs import MAX_RESULT_ROWS, SANDBOX, quoted
+from dataclean_env.sandbox.sql_jobs import MAX_RESULT_ROWS, new_connection, quoted
 from dataclean_env.schemas import QueryResult
 
 T = TypeVar("T")
@@ -44,7 +44,7 @@ _STATEMENT_TYPE = duckdb.StatementType
 # module-level `duckdb.extract_statements` opens DuckDB's default database on first use,
 # which autoloads extensions and took a third of a second, a second under load, inside the
 # first SQL step's time limit. A connection is not safe for threads at once: the lock.
-_PARSER = duckdb.connect(":memory:", config=dict(SANDBOX))
+_PARSER = new_connection()
 _PARSER_LOCK = threading.Lock()
 
 

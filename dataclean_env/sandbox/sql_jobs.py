@@ -36,7 +36,9 @@ _TEXT_OF_EACH_COLUMN = (
 )
 MEMORY_LIMIT = "256MB"  # DuckDB's buffers; the worker's process cap bounds everything else
 SANDBOX: dict[str, str | int | float | list[str]] = {
-    "enable_external_access": False,
+    # No external access: set on the open connection (`new_connection`), not here. Set at
+    # start, DuckDB allow-lists the database's path resolved in the working directory
+    # (`allowed_paths` then shows the server's directory to any query).
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
     "python_enable_replacements": False,
@@ -46,6 +48,10 @@ SANDBOX: dict[str, str | int | float | list[str]] = {
     # directory, shared by every worker) even with external access off, so a query could
     # read another's spilled rows there. Past the memory limit a query is refused instead.
     "temp_directory": "",
+    # DuckDB's default lies in the server's home directory, and any query may read a
+    # setting (current_setting, duckdb_settings()): a path that tells nothing, and unused.
+    "secret_directory": "/nonexistent",
+    "allow_persistent_secrets": False,
 }
 
 QueryAnswer = tuple[list[str], list[tuple[Any, ...]], int]  # columns, shown rows, total rows
@@ -168,8 +174,11 @@ def sandbox(table: pd.DataFrame, seconds: float) -> Iterator[duckdb.DuckDBPyConn
 
 
 def new_connection() -> duckdb.DuckDBPyConnection:
-    """A fresh in-memory database configured as `SANDBOX` (its configuration not yet locked)."""
-    return duckdb.connect(":memory:", config=dict(SANDBOX))
+    """A fresh in-memory database configured as `SANDBOX`, external access off (its
+    configuration not yet locked). No setting a query may read names a server directory."""
+    connection = duckdb.connect(":memory:", config=dict(SANDBOX))
+    connection.execute("SET enable_external_access = false")
+    return connection
 
 
 def load_table(connection: duckdb.DuckDBPyConnection, table: pd.DataFrame) -> None:

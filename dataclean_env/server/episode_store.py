@@ -30,7 +30,9 @@ An issued id holds nothing until it is first joined (any call naming it: a reset
 state read): the built episode then takes a place and its joiner's quota as a reset would
 (refused as a reset would be: StoreFull, ClientQuotaReached, and the id stays joinable),
 never idles out nor makes room for another, and gives both back when it ends (`release`;
-it stays readable until withdrawn).
+it stays readable until withdrawn). Its place is free from its deadline on
+(`Episode.seconds_left`), before its owner's sweep records its end, and a refusal's
+Retry-After is the time until the first place frees: an idle episode's, or a deadline.
 
 Processes: the store holds only episodes whose home is its process (`affinity`): a reset,
 lookup or join of an id homed elsewhere raises Misdirected (421) before anything is made,
@@ -68,6 +70,7 @@ from dataclean_env.server.limit_store import TOTAL, Counts, Settlement
 from dataclean_env.tasks import TaskRegistry
 
 MAX_TASK_ID = 128
+LEDGERS = 65_536  # instances whose labels are remembered per client (each a few rows' keys)
 
 
 def unknown_episode(episode_id: str) -> UnknownEpisode:
@@ -116,6 +119,8 @@ class EpisodeStore:
         # The server's count of episodes (with the other processes', when shared).
         self.counts = counts or Counts()
         self._changed: set[str] = set()  # clients whose count is not yet published
+        # (client, task, seed, split) -> rows labelled there, oldest use first
+        self._ledgers: dict[tuple[str, str, int | None, str], set[str]] = {}
         self._lock = threading.Lock()
         self._admitting = threading.Lock()
 
@@ -153,6 +158,8 @@ class EpisodeStore:
         name = self.place.mint(new_episode_id) if episode_id is None else episode_id
         episode = start_episode(self.registry, task_id, seed, split, name, memory=self.memory)
         episode.blind = blind
+        if episode.label_budget:
+            episode.share_labels(self._ledger(client, task_id, seed, split))
         with self._admitting:  # one admission at a time; steps take only `_lock`
             with self._lock:
                 previous = self._defaults.get(task_id) if episode_id is None else None
@@ -166,6 +173,17 @@ class EpisodeStore:
                 self._place(episode, task_id, episode_id, client, needs_place, others)
                 others.rows = self._rows() if self.counts.shared else {}
         return episode
+
+    def _ledger(self, client: str | None, task_id: str, seed: int | None, split: str) -> set[str]:
+        """The rows `label` revealed to `client` on this instance, across its episodes and
+        resets (the newest `LEDGERS` instances are remembered)."""
+        key = (client or "", task_id, seed, split)
+        with self._lock:
+            ledger = self._ledgers.pop(key, None)
+            self._ledgers[key] = ledger = set() if ledger is None else ledger
+            while len(self._ledgers) > LEDGERS:
+                del self._ledgers[next(iter(self._ledgers))]
+        return ledger
 
     def _place(
         self,
@@ -350,7 +368,10 @@ class EpisodeStore:
         """Make room for one more episode of `client` (evicting this process's idle ones),
         or raise. `others`: what the server's other processes hold."""
         if client is not None and self.per_client is not None:
-            while others.client + len(own := self._owned(client, replacing)) >= self.per_client:
+            while (
+                others.client + len(own := self._owned(client, replacing) - self._late())
+                >= self.per_client
+            ):
                 if self._make_room(now, own):
                     continue
                 wait = self._retry_after(now, own)
@@ -359,7 +380,9 @@ class EpisodeStore:
                     f"for {self.idle:g} s{_elsewhere(others.client)}; reuse one (reset its id) "
                     f"or retry in {wait} s"
                 ).retry_in(wait)
-        while needs_place and others.total + len(self._episodes) >= self.capacity:
+        while needs_place and others.total + len(self._episodes) - len(self._late()) >= (
+            self.capacity
+        ):
             if self._make_room(now, set(self._episodes)):
                 continue
             wait = self._retry_after(now, set(self._episodes))
@@ -396,11 +419,24 @@ class EpisodeStore:
         return True
 
     def _retry_after(self, now: float, among: set[str]) -> int:
-        """Whole seconds until the least recently used of `among` turns idle (at least 1)."""
-        used = [e.last_used for i, e in self._evictable() if i in among]
-        if not used:  # only defaults and issued episodes: they never turn evictable
+        """Whole seconds until the first of `among` frees its place (at least 1): the least
+        recently used turns idle, or an issued one in play reaches its deadline."""
+        waits = [e.last_used + self.idle - now for i, e in self._evictable() if i in among]
+        waits += [left for i, left in self._deadlines() if i in among]
+        if not waits:  # only defaults: they never make room
             return ClientQuotaReached.retry_after or 30
-        return max(1, math.ceil(min(used) + self.idle - now))
+        return max(1, math.ceil(min(waits)))
+
+    def _deadlines(self) -> Iterator[tuple[str, float]]:
+        """The issued episodes in play, with the seconds until their deadlines end them."""
+        for episode_id, episode in self._episodes.items():  # bounded by the capacity
+            if episode_id in self._issued and (left := episode.seconds_left()) is not None:
+                yield episode_id, left
+
+    def _late(self) -> set[str]:
+        """Issued episodes in play past their deadline: their places are free already
+        (their owner's sweep records their end and releases them)."""
+        return {episode_id for episode_id, left in self._deadlines() if left <= 0}
 
     def _drop_expired(self, now: float) -> None:
         if not self._oldest_use < now - self.ttl:

@@ -357,7 +357,7 @@ def test_rate_limits_per_client(tmp_path: Path) -> None:
 
 
 def test_open_runs_are_bounded(tmp_path: Path) -> None:
-    settings = board_settings(tmp_path, leaderboard_open_runs=1)
+    settings = board_settings(tmp_path, leaderboard_open_anonymous_runs=1)
     with TestClient(create_app(settings), client=("127.0.0.2", 50000)) as client:
         start_run(client, episodes=1)
         # another client, under its own share: the global cap refuses it

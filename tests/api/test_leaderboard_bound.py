@@ -43,6 +43,7 @@ def test_joins_past_the_quota_or_the_capacity_are_refused_as_resets_are(tmp_path
         b = TestClient(a.app, client=("127.0.0.3", 50000))
         c = TestClient(a.app, client=("127.0.0.4", 50000))
         store = a.app.state.store
+        a.app.state.leaderboard.clock = lambda: 1000.0  # time stands still: exact waits
         run = start_run(a, families=["crm"], episodes=5)
         ids = [e["episode_id"] for e in run["episodes"]]
         assert len(store) == 0  # issued, none built
@@ -52,7 +53,8 @@ def test_joins_past_the_quota_or_the_capacity_are_refused_as_resets_are(tmp_path
         # a's quota is full of episodes in play: its join is refused as its reset is
         join = a.post("/reset", json={"episode_id": ids[2]})
         reset = a.post("/reset/crm", json={"episode_id": "a-own"})
-        assert refusal(join) == refusal(reset) == (503, "CLIENT_QUOTA_REACHED", "30")
+        # Retry-After: until the first deadline of its episodes in play frees a place
+        assert refusal(join) == refusal(reset) == (503, "CLIENT_QUOTA_REACHED", "1800")
         assert "maximum of 2 episodes" in join.json()["detail"]
         read = a.get("/state", params={"episode_id": ids[2]})
         assert refusal(read) == refusal(reset)

@@ -6,6 +6,7 @@ rather than waited for.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,8 +17,9 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import select, update
+from websockets.sync.client import connect
 
-from dataclean_env.errors import InvalidToken
+from dataclean_env.errors import InvalidName, InvalidToken
 from dataclean_env.leaderboard import tokens
 from dataclean_env.leaderboard.tables import records, withdrawals
 from dataclean_env.leaderboard.tables import tokens as token_table
@@ -316,3 +318,187 @@ def test_an_administrator_withdraws_one_run_with_a_reason(
     again = admin(database, "run", "withdraw", runs[0]["run_id"], "--why", why)
     assert again.returncode == 1 and "no run" in again.stderr
     assert admin(database, "run", "withdraw", runs[1]["run_id"]).returncode == 2  # --why needed
+
+
+# ── no lockout ────────────────────────────────────────────────────────────
+def anonymous_run(http: httpx.Client, address: str) -> httpx.Response:
+    """A run without a token from `address` (as the trusted proxy, 127.0.0.1, saw it)."""
+    body = {"name": f"anon-{address}", "model": "m", "suite": "lite"}
+    return http.post("/leaderboard/runs", json=body, headers={"X-Forwarded-For": address})
+
+
+def test_many_unplayed_anonymous_runs_lock_no_token_holder_out(
+    tmp_path: Path, clock: Clock
+) -> None:
+    settings = board_settings(
+        tmp_path,
+        leaderboard_open_runs=2,
+        leaderboard_open_anonymous_runs=4,
+        leaderboard_open_runs_per_client=2,
+    )
+    with LiveServer(settings) as live, httpx.Client(base_url=live.url, timeout=120) as http:
+        live.app.state.leaderboard.clock = clock
+        answers = [anonymous_run(http, f"6.6.6.{n // 2}") for n in range(22)]  # 11 addresses
+        assert [a.status_code for a in answers] == [200] * 4 + [503] * 18
+        full = answers[4].json()
+        assert full["code"] == "SERVER_FULL" and "anonymous" in full["detail"]
+        # The anonymous pool is full; the token holders' places are untouched.
+        alice = token_for(live, "alice")
+        played = lite_run(http, alice)
+        ok(http.post("/reset", json={"episode_id": played["episodes"][0]["episode_id"]}))
+        lite_run(http, token_for(live, "bob"))  # never played
+        refused = http.post("/leaderboard/runs", json={"suite": "lite"}, headers=alice)
+        assert (refused.status_code, refused.json()["code"]) == (503, "SERVER_FULL")
+        # Unplayed runs expire within minutes of their creation: their places free.
+        clock.now += settings.leaderboard_unplayed_run_seconds + 1
+        shown = lite_board(http)
+        assert [u["run_id"] for u in shown["unranked"]] == [played["run_id"]]  # joined: open
+        assert ok(http.get(f"/leaderboard/runs/{answers[0].json()['run_id']}"))["status"] == (
+            "expired"
+        )
+        assert anonymous_run(http, "6.6.6.20").status_code == 200
+        assert ok(http.post("/leaderboard/runs", json={"suite": "lite"}, headers=alice))
+
+
+def test_joined_leaderboard_episodes_free_their_places_at_their_deadline(
+    tmp_path: Path, clock: Clock
+) -> None:
+    settings = board_settings(tmp_path, max_episodes=2, episodes_per_client=2)
+    with LiveServer(settings) as live, httpx.Client(base_url=live.url, timeout=120) as http:
+        live.app.state.leaderboard.clock = clock
+        run = lite_run(http, token_for(live, "alice"))
+        first, second, third = (e["episode_id"] for e in run["episodes"][:3])
+        for episode_id in (first, second):  # joined by a read, as the issue's client did
+            ok(http.get("/state", params={"episode_id": episode_id}))
+        # The joiner's quota is full: its next join waits for the first deadline.
+        quota = http.get("/state", params={"episode_id": third})
+        assert (quota.status_code, quota.json()["code"]) == (503, "CLIENT_QUOTA_REACHED")
+        assert quota.headers["Retry-After"] == "1800"  # the episodes' deadline, to the second
+        # Another client finds the store full; Retry-After says when the first place frees.
+        other = {"X-Forwarded-For": "6.6.6.6"}
+        body = {"task_id": "easy_dedup_rename", "episode_id": "elsewhere"}
+        full = http.post("/reset", json=body, headers=other)
+        assert (full.status_code, full.json()["code"]) == (503, "SERVER_FULL")
+        clock.now += 600
+        full = http.post("/reset", json=body, headers=other)
+        assert full.headers["Retry-After"] == "1200"
+        clock.now += 1200  # the deadline passes: both places are free, before any sweep
+        ok(http.post("/reset", json=body, headers=other))
+        ok(http.get("/state", params={"episode_id": third}))
+
+
+# ── rollouts are independent ──────────────────────────────────────────────
+def ws_frame(ws: Any, message: dict[str, Any]) -> dict[str, Any]:
+    ws.send(json.dumps(message))
+    answer = json.loads(ws.recv(timeout=60))
+    assert answer["type"] == "observation", answer
+    return dict(answer["data"])
+
+
+def test_one_rollout_learns_nothing_for_the_next_from_validate_score(
+    server: LiveServer, http: httpx.Client
+) -> None:
+    """The issue's strategy: rollout 1 of an audit instance validates with an absurd count
+    and reads `validate_score` to learn how many errors remain; rollout 2 claims that."""
+    run = lite_run(http, token_for(server, "alice"), rollouts=2)
+    audits = [e["episode_id"] for e in run["episodes"] if e["task_id"] == "audit_pipeline"]
+    assert len(audits) == 2 and len(run["episodes"]) == 18
+    first = audits[0]
+    ok(http.post("/reset", json={"episode_id": first}))
+    for phase in (
+        {"operation": "audit", "parameters": {"categories": ["missing"]}},
+        {"operation": "identify", "parameters": {"cells": []}},
+        {"operation": "fix", "parameters": {"operations": []}},
+    ):
+        assert ok(http.post("/step", json={"episode_id": first, **phase}))["reward"] is None
+    probe = {"operation": "validate", "parameters": {"issues_remaining": 10000}}
+    ended = ok(http.post("/step", json={"episode_id": first, **probe}))  # it ends the episode
+    # Rollout 1 has ended, but nothing of its score is shown at any door.
+    assert ended["done"] is True
+    assert ended["reward"] is None and "_score" not in json.dumps(ended)
+    assert "score" not in ended["info"] and ended["info"]["reward_hidden"] is True
+    state = ok(http.get("/state", params={"episode_id": first}))
+    assert state["reward"] is None and "validate_score" not in json.dumps(state)
+    with connect(f"ws://127.0.0.1:{server.port}/ws", open_timeout=120) as ws:
+        joined = ws_frame(ws, {"type": "reset", "data": {"episode_id": first}})
+        assert joined["done"] is True and joined["reward"] is None
+        assert joined["observation"]["score"] is None
+        assert joined["observation"]["score_components"] is None
+        again = ws_frame(ws, {"type": "step", "data": FINISH})  # a retried finish
+        assert again["reward"] is None and "validate_score" not in json.dumps(again)
+    record = ok(http.get(f"/leaderboard/runs/{run['run_id']}"))
+    assert "validate_score" not in json.dumps(record) and record["summary"] is None
+    # Only once the whole run has ended are the scores shown.
+    for episode in run["episodes"]:
+        if episode["episode_id"] != first:
+            ok(http.post("/step", json={"episode_id": episode["episode_id"], **FINISH}))
+    final = ok(http.post("/step", json={"episode_id": first, **FINISH}))
+    assert final["reward"] == stored_reward(server, first)
+    assert 0 < final["reward"]["validate_score"] < 0.01  # 10000 claimed: far from the truth
+    assert ok(http.get(f"/leaderboard/runs/{run['run_id']}"))["status"] == "complete"
+
+
+def stored_reward(server: LiveServer, episode_id: str) -> dict[str, Any]:
+    with server.app.state.leaderboard.open().connect() as connection:
+        return dict(
+            connection.execute(
+                select(records.c.components).where(records.c.episode_id == episode_id)
+            ).scalar_one()
+        )
+
+
+# ── names by Unicode's security rules (UTS #39) ───────────────────────────
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("a\u3164b", "U+1160"),  # Hangul filler (NFKC makes it the Jamo filler U+1160)
+        ("a\u1160b", "U+1160"),  # Hangul Jungseong filler
+        ("a\u2800b", "U+2800"),  # blank Braille pattern
+        ("a\u034fb", "U+034F"),  # combining grapheme joiner
+        ("h\u0435uristic", "CYRILLIC, LATIN"),  # a Cyrillic U+0435 among Latin letters
+        ("team\u2010a", "U+2010"),  # HYPHEN for '-'
+        ("\u3164\u1160\u3164", "U+1160"),  # fillers only
+        ("-- ..", "a letter or a digit"),
+    ],
+)
+def test_a_name_a_reader_could_not_tell_apart_is_refused(
+    http: httpx.Client, name: str, why: str
+) -> None:
+    for field, body in (
+        ("name", {"name": name, "model": "m", "suite": "lite"}),
+        ("model", {"name": "anon", "model": name, "suite": "lite"}),
+    ):
+        refused = http.post("/leaderboard/runs", json=body)
+        assert (refused.status_code, refused.json()["code"]) == (422, "INVALID_NAME")
+        assert refused.json()["detail"].startswith(f"{field}: ") and why in refused.json()["detail"]
+    assert lite_board(http)["unranked"] == []  # nothing was stored
+
+
+def test_names_in_one_script_or_a_permitted_mix_are_kept(http: httpx.Client) -> None:
+    for name in ("Алиса", "山田たろう", "gpt-4o (t=0.7)", "Café"):
+        assert (
+            ok(
+                http.post(
+                    "/leaderboard/runs",
+                    json={"name": name, "model": "m", "episodes": 1, "families": ["crm"]},
+                )
+            )["name"]
+            == name
+        )
+
+
+def test_a_name_with_another_holders_skeleton_is_refused(
+    server: LiveServer, http: httpx.Client
+) -> None:
+    engine = server.app.state.leaderboard.open()
+    tokens.create(engine, "team-l1", "m")
+    for look_alike in ("team-I1", "team-ll"):  # I, l and 1 share a skeleton
+        with pytest.raises(InvalidName, match="team-l1"):
+            tokens.create(engine, look_alike, "m")
+        body = {"name": look_alike, "model": "m", "families": ["crm"], "episodes": 1}
+        refused = http.post("/leaderboard/runs", json=body)
+        assert (refused.status_code, refused.json()["code"]) == (422, "INVALID_NAME")
+        assert "'team-l1'" in refused.json()["detail"]
+    tokens.create(engine, "team-l1", "m2")  # the holder itself, another model
+    body = {"name": "team-l1", "model": "m", "families": ["crm"], "episodes": 1}
+    assert ok(http.post("/leaderboard/runs", json=body))["anonymous"] is True  # apart

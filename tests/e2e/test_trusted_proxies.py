@@ -50,6 +50,7 @@ LIMITS = {
     "leaderboard_runs_per_hour": ALLOWED,
     "leaderboard_submissions_per_hour": ALLOWED,
     "leaderboard_open_runs_per_client": 10 * ALLOWED,  # the hourly limit is the subject here
+    "leaderboard_open_anonymous_runs": 1000,  # and so is not the anonymous pool
     "forwarded_allow_ips": PROXY,
 }
 

@@ -158,8 +158,11 @@ def test_benchmark_md_states_the_suites_and_the_leaderboards_numbers() -> None:
         f"`DCE_LEADERBOARD_OPEN_RUNS_PER_CLIENT` (default {s.leaderboard_open_runs_per_client})"
         f" open runs. Past that the answer is 503 `CLIENT_QUOTA_REACHED` with "
         f"`Retry-After: {ClientQuotaReached.retry_after}`",
-        f"`DCE_LEADERBOARD_OPEN_RUNS` (default {s.leaderboard_open_runs}) answers 503 "
-        f"`SERVER_FULL` with `Retry-After: {StoreFull.retry_after}`",
+        f"`DCE_LEADERBOARD_OPEN_RUNS` (default {s.leaderboard_open_runs}); anonymous runs",
+        f"`DCE_LEADERBOARD_OPEN_ANONYMOUS_RUNS` (default {s.leaderboard_open_anonymous_runs})",
+        f"A full pool answers 503 `SERVER_FULL` with `Retry-After: {StoreFull.retry_after}`",
+        f"`DCE_LEADERBOARD_UNPLAYED_RUN_SECONDS` (default "
+        f"{s.leaderboard_unplayed_run_seconds:g} s)",
         f"a heartbeat every {HEARTBEAT_S:g} s",
         f"it is silent for {HOLDER_GONE.total_seconds():g} s",
         f"holds at most {NAME_LENGTH} characters. A model's name holds at most {MODEL_LENGTH}.",

@@ -35,7 +35,10 @@ from dataclean_env.tasks import TaskRegistry
 
 router = APIRouter(tags=["leaderboard"])
 
-NAME_RULE = "NFKC-normalised and trimmed; no control or format characters (INVALID_NAME)"
+NAME_RULE = (
+    "NFKC-normalised and trimmed; Unicode's identifier security rules (UTS #39): no "
+    "invisible characters, no mixed scripts, no look-alike of a holder's name (INVALID_NAME)"
+)
 
 
 class SubmitRequest(BaseModel):
@@ -170,6 +173,7 @@ async def start_run(request: Request, board: Board, settings: Config) -> Any:
         raise InvalidSubmission("model: required without a submitter token")
     else:
         name = board_name(form.name, "name", NAME_LENGTH)
+        await run_in_threadpool(_not_a_look_alike, board, name)
     declared = form.agent.model_dump(exclude_none=True) if form.agent else {}
     return await run_in_threadpool(
         partial(
@@ -185,6 +189,11 @@ async def start_run(request: Request, board: Board, settings: Config) -> Any:
             rollouts=form.rollouts,
         )
     )
+
+
+def _not_a_look_alike(board: Leaderboard, name: str) -> None:
+    with board.open().connect() as connection:
+        tokens.refuse_look_alike(connection, name)
 
 
 def _submitter(
