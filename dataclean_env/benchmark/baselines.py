@@ -33,6 +33,7 @@ from dataclean_env.benchmark.measure import (
     definition_digest,
     final_score,
     normalised,
+    unclipped,
 )
 from dataclean_env.benchmark.normalised import anchors
 from dataclean_env.benchmark.suite import DEFINITION, Cell, secret_instance, suite_named
@@ -76,6 +77,7 @@ def instance_row(cell: Cell, index: int) -> dict[str, Any]:
         "oracle": marks.oracle,
         "raw": raw,
         "normalised": {name: normalised(marks, score) for name, score in raw.items()},
+        "unclipped": {name: unclipped(marks, score) for name, score in raw.items()},
     }
 
 

@@ -56,6 +56,11 @@ def normalised(marks: Anchors, final: float) -> float:
     return round(marks.normalise(final), 6)
 
 
+def unclipped(marks: Anchors, final: float) -> float:
+    """The normalised score before its clip to [0, 1], as the suite files store it."""
+    return round(marks.unclipped(final), 6)
+
+
 def normalised_heuristic(cell: Cell, index: int) -> float:
     marks = anchors(lambda: secret_instance(cell.family, SECRET, index))
     task = secret_instance(cell.family, SECRET, index)

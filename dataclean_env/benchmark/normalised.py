@@ -35,10 +35,16 @@ class Anchors:
     oracle: float
 
     def normalise(self, final: float) -> float:
+        return min(1.0, max(0.0, self.unclipped(final)))
+
+    def unclipped(self, final: float) -> float:
+        """The share before the clip: below 0 when the agent left the table worse than it
+        found it. Reported beside the clipped mean, because clipping each episode at 0 hides
+        the losses of a gamble and keeps only its wins."""
         span = self.oracle - self.do_nothing
         if span <= FLOOR:  # nothing to repair: reaching the oracle is all there is
             return 1.0 if final >= self.oracle - FLOOR else 0.0
-        return min(1.0, max(0.0, (final - self.do_nothing) / span))
+        return (final - self.do_nothing) / span
 
 
 def anchors(make: Callable[[], Task]) -> Anchors:

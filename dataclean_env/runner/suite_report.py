@@ -1,7 +1,8 @@
 """The shipped baselines on the suite, as docs/BASELINES.md's section and the README's
 results table: rendered from `dataclean_env/benchmark/suites/baselines.json` (what
 `python -m dataclean_env.benchmark.baselines` played), per family and for the whole suite,
-normalised and raw, each with its 95% bootstrap interval."""
+normalised (clipped per episode, and unclipped beside it) and raw, each with its 95%
+bootstrap interval."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ class SuiteSummary:
     agent: str
     episodes: int
     normalised: Mean
+    unclipped: Mean  # the same share before the per-episode clip at 0 and 1
+    below_nothing: int  # episodes the agent left worse than doing nothing
     raw: Mean
 
 
@@ -63,6 +66,8 @@ def summaries(data: dict[str, Any]) -> list[SuiteSummary]:
                     agent,
                     len(chosen),
                     _mean([r["normalised"][agent] for r in chosen]),
+                    _mean([r["unclipped"][agent] for r in chosen]),
+                    sum(1 for r in chosen if r["unclipped"][agent] < 0),
                     _mean([r["raw"][agent] for r in chosen]),
                 )
             )
@@ -78,6 +83,15 @@ def _about(data: dict[str, Any]) -> str:
     )
 
 
+# Why the unclipped mean stands beside the clipped one.
+UNCLIPPED = (
+    "Clipping each episode at 0 keeps a gamble's wins and hides its losses, so the unclipped "
+    "mean, (final - do_nothing) / (oracle - do_nothing) before the clip, stands beside it: "
+    "below 0, the agent does worse than doing nothing, whatever its clipped mean."
+)
+BELOW_NOTHING = "`< nothing` counts the episodes the agent left worse than doing nothing."
+
+
 def baselines_section(data: dict[str, Any], table: list[SuiteSummary]) -> list[str]:
     """docs/BASELINES.md's suite section; `table` is `summaries(data)`."""
     return [
@@ -85,14 +99,18 @@ def baselines_section(data: dict[str, Any], table: list[SuiteSummary]) -> list[s
         "",
         MEANING,
         "",
+        f"{UNCLIPPED} {BELOW_NOTHING}",
+        "",
         _about(data),
         "",
-        "| family | agent | episodes | normalised | 95% interval | raw | 95% interval |",
-        "|---|---|---:|---:|---|---:|---|",
+        "| family | agent | episodes | normalised | 95% interval | unclipped | 95% interval "
+        "| < nothing | raw | 95% interval |",
+        "|---|---|---:|---:|---|---:|---|---:|---:|---|",
         *(
             f"| {s.group} | {AGENT_TITLES[s.agent]} | {s.episodes} | {s.normalised.mean:.4f} "
-            f"| [{s.normalised.low:.4f}, {s.normalised.high:.4f}] | {s.raw.mean:.4f} "
-            f"| [{s.raw.low:.4f}, {s.raw.high:.4f}] |"
+            f"| [{s.normalised.low:.4f}, {s.normalised.high:.4f}] | {s.unclipped.mean:.4f} "
+            f"| [{s.unclipped.low:.4f}, {s.unclipped.high:.4f}] | {s.below_nothing} "
+            f"| {s.raw.mean:.4f} | [{s.raw.low:.4f}, {s.raw.high:.4f}] |"
             for s in table
         ),
         "",
@@ -101,14 +119,14 @@ def baselines_section(data: dict[str, Any], table: list[SuiteSummary]) -> list[s
 
 def readme_block(data: dict[str, Any], table: list[SuiteSummary]) -> str:
     """The README's results table (between BEGIN and END): one row per family, one column
-    per agent, normalised then raw; `table` is `summaries(data)`."""
+    per agent, normalised, unclipped, then raw; `table` is `summaries(data)`."""
     agents = data["agents"]
     groups = list(dict.fromkeys(s.group for s in table))
     by_key = {(s.group, s.agent): s for s in table}
     head = "| family | " + " | ".join(AGENT_TITLES[a] for a in agents) + " |"
     rule = "|---|" + "---|" * len(agents)
-    lines = [BEGIN, MEANING, "", _about(data), ""]
-    for kind in ("normalised", "raw"):
+    lines = [BEGIN, MEANING, "", UNCLIPPED, "", _about(data), ""]
+    for kind in ("normalised", "unclipped", "raw"):
         lines += [f"**{kind.capitalize()}** (mean [95% interval]):", "", head, rule]
         for group in groups:
             cells = [str(getattr(by_key[(group, a)], kind)) for a in agents]

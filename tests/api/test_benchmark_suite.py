@@ -60,6 +60,9 @@ def test_the_normalised_score_is_the_share_of_the_reachable_repair_clipped() -> 
     marks = Anchors(do_nothing=0.4, oracle=0.9)
     assert marks.normalise(0.65) == pytest.approx(0.5)
     assert marks.normalise(0.1) == 0.0 and marks.normalise(1.0) == 1.0
+    # unclipped, a loss shows: the report puts this mean beside the clipped one
+    assert marks.unclipped(0.1) == pytest.approx(-0.6)
+    assert marks.unclipped(0.65) == pytest.approx(0.5)
 
 
 def test_the_measured_interval_names_this_definition_and_replays() -> None:

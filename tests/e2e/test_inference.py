@@ -189,12 +189,12 @@ def test_the_run_ends_with_a_summary_on_stderr_and_only_log_lines_on_stdout(caps
     for lines in episodes_of(captured.out):
         check_episode_lines(lines)
     assert captured.err.splitlines()[-8:] == [
-        "6 episodes, mean final score 0.8789",
+        "6 episodes, mean final score 0.8566",
         "task=easy_dedup_rename episodes=2 mean_score=0.9999",
-        "task=fix_types episodes=2 mean_score=0.7999",
+        "task=fix_types episodes=2 mean_score=0.7333",
         "task=rayyan-labelled episodes=2 mean_score=0.8367 mean_f1=0.8367 mean_labels_used=20.0",
         "family=fixed episodes=2 mean_score=0.9999",
-        "family=generated episodes=2 mean_score=0.7999",
+        "family=generated episodes=2 mean_score=0.7333",
         "family=custom episodes=2 mean_score=0.8367 mean_f1=0.8367 mean_labels_used=20.0",
         f"6 episodes, mean normalised score 0.8345. {MEANING}",
     ]
