@@ -810,6 +810,9 @@ def merge_report(old: str, new: str) -> str:
                 rows.pop(line.split("|")[1], line) if line.startswith("| ") else line
                 for line in block
             ]
+            # a goal the old report lacks goes after its last row
+            last = max(n for n, line in enumerate(merged[i]) if line.startswith("|"))
+            merged[i][last + 1 : last + 1] = list(rows.values())
         elif key(block) in fresh:
             merged[i] = fresh.pop(key(block))
     # A section the old report lacks goes before the note on how the baselines were run.

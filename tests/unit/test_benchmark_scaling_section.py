@@ -62,6 +62,19 @@ def test_a_100k_run_replaces_its_goal_row() -> None:
     assert "median 2639 ms" not in text and "| p99 at 16 clients | < 100 ms | kept |" in text
 
 
+def test_a_goal_the_old_report_lacks_is_added_after_its_rows() -> None:
+    goals = [
+        "## Goals and where this run stands",
+        "",
+        "| goal | target | this run |",
+        "|---|---|---|",
+    ]
+    new = "\n".join(["# Benchmarks", "", *goals, "| a new goal | ≥ 50% | **44%** |", ""])
+    lines = benchmark.merge_report(BEFORE, new).split("\n")
+    at = lines.index("| a new goal | ≥ 50% | **44%** |")
+    assert lines[at - 1] == "| p99 at 16 clients | < 100 ms | kept |" and lines[at + 1] == ""
+
+
 def test_a_run_of_some_sections_is_named_in_the_header() -> None:
     """The header keeps the full run's date and machine, and names the later runs of some
     sections; a run of the same sections replaces the line of the one before."""
