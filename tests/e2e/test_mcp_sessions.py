@@ -100,6 +100,7 @@ def wait_until(done: Callable[[], bool], seconds: float = 60) -> None:
 
 
 SESSIONS = 5
+EXPIRY = 15  # seconds a detached session lives in the expiry test
 
 
 def test_deleted_mcp_sessions_leave_no_episode_behind() -> None:
@@ -117,18 +118,20 @@ def test_deleted_mcp_sessions_leave_no_episode_behind() -> None:
 
 
 def test_expired_mcp_sessions_leave_no_episode_behind() -> None:
-    # Sessions left without a DELETE: they end when their OpenEnv session expires.
-    with LiveServer(Settings(detached_session_seconds=1)) as server:
+    # Sessions left without a DELETE: they end when their OpenEnv session expires. The
+    # expiry is far from the time the five resets take, even on a busy machine (at 1 s, the
+    # first session could expire before the last was counted).
+    with LiveServer(Settings(detached_session_seconds=EXPIRY)) as server:
         before = live_episodes()
         sessions = [McpSession(server.url) for _ in range(SESSIONS)]
         for session in sessions:
             assert session.open().status_code == 200
             session.reset()
         assert live_episodes() - before == SESSIONS
-        wait_until(lambda: server.app.state.openenv.active_sessions == 0)  # the 1 s expiry
+        wait_until(lambda: server.app.state.openenv.active_sessions == 0, 6 * EXPIRY)
         assert live_episodes() - before == 0
         # The MCP sessions end too (their transport's idle time is the same), entries and all.
-        wait_until(lambda: len(server.app.state.mcp.sessions) == 0)
+        wait_until(lambda: len(server.app.state.mcp.sessions) == 0, 6 * EXPIRY)
         assert [session.delete() for session in sessions] == [404] * SESSIONS
 
 
