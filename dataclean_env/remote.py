@@ -154,20 +154,6 @@ class AsyncRemoteDataCleaningEnv(_RemoteEpisodes):
             result = await env.step({"operation": "finish"})
     """
 
-    def __init__(
-        self,
-        base_url: str,
-        task_id: str = "easy_dedup_rename",
-        seed: int | None = None,
-        message_timeout_s: float = 60.0,
-        home_of: str | None = None,
-        token: str | None = None,
-        connect_timeout_s: float = 10.0,
-    ):
-        super().__init__(
-            base_url, task_id, seed, message_timeout_s, home_of, token, connect_timeout_s
-        )
-
     async def __aenter__(self) -> AsyncRemoteDataCleaningEnv:
         await self._async_client.connect()
         return self
