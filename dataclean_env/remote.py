@@ -33,12 +33,12 @@ class _RemoteEpisodes:
     def __init__(
         self,
         base_url: str,
-        task_id: str,
-        seed: int | None,
-        message_timeout_s: float,
-        home_of: str | None,
-        token: str | None,
-        connect_timeout_s: float,
+        task_id: str = "easy_dedup_rename",
+        seed: int | None = None,
+        message_timeout_s: float = 60.0,
+        home_of: str | None = None,
+        token: str | None = None,
+        connect_timeout_s: float = 10.0,
     ):
         # Imported here: openenv's client package pulls in gradio (~10 s), which in-process
         # callers of this package should not pay for.
