@@ -363,13 +363,24 @@ def test_many_unplayed_anonymous_runs_lock_no_token_holder_out(
 def test_joined_leaderboard_episodes_free_their_places_at_their_deadline(
     tmp_path: Path, clock: Clock
 ) -> None:
-    settings = board_settings(tmp_path, max_episodes=2, episodes_per_client=2)
+    # A quota is at most a quarter of its cap: 2 per client of 8. Alice joins 2 episodes;
+    # three other holders join 2 each from their own addresses and fill the store.
+    settings = board_settings(tmp_path, max_episodes=8, episodes_per_client=2)
     with LiveServer(settings) as live, httpx.Client(base_url=live.url, timeout=120) as http:
         live.app.state.leaderboard.clock = clock
         run = lite_run(http, token_for(live, "alice"))
         first, second, third = (e["episode_id"] for e in run["episodes"][:3])
         for episode_id in (first, second):  # joined by a read, as the client did
             ok(http.get("/state", params={"episode_id": episode_id}))
+        for n, holder in enumerate(("bob", "carol", "dave")):
+            address = {"X-Forwarded-For": f"7.7.7.{n}"}
+            filler = lite_run(http, token_for(live, holder) | address)
+            for episode in filler["episodes"][:2]:
+                ok(
+                    http.get(
+                        "/state", params={"episode_id": episode["episode_id"]}, headers=address
+                    )
+                )
         # The joiner's quota is full: its next join waits for the first deadline.
         quota = http.get("/state", params={"episode_id": third})
         assert (quota.status_code, quota.json()["code"]) == (503, "CLIENT_QUOTA_REACHED")

@@ -212,7 +212,7 @@ def test_retries_run_out_and_end_the_episode_with_its_end_line(fake_openai, caps
     assert waits == [0.25]
     assert result.error.startswith("RateLimitError")
     assert capsys.readouterr().out.splitlines()[-1] == (
-        "[END] success=false steps=0 score=0.40 rewards="
+        "[END] success=false steps=0 score=0.20 rewards="
     )
 
 

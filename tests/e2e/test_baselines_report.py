@@ -24,7 +24,9 @@ AGENTS = [
 ]
 FAMILIES = ["fixed"] + [s.task_id for s in default_registry().specs() if s.family == "generated"]
 REAL_TABLES = [
-    s.task_id for s in default_registry().specs() if s.difficulty == "real" and s.kind == "clean"
+    s.task_id
+    for s in default_registry().specs()
+    if s.family == "custom" and s.difficulty == "real" and s.kind == "clean"
 ]
 SEEDS = [0, 1, 2]
 

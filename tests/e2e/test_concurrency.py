@@ -78,7 +78,9 @@ def expected_answers(registry: TaskRegistry, script: dict[str, Any]) -> list[tup
                 (200, episode.step(Action.model_validate(action)).model_dump(mode="json"))
             )
         except EnvError as error:
-            answers.append((error.status, {"detail": error.detail, "code": error.code}))
+            answers.append(
+                (error.status, {"detail": error.detail, "code": error.code, **error.fields})
+            )
     return answers
 
 

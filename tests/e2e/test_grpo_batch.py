@@ -95,7 +95,7 @@ def test_the_public_profiles_session_quota_refuses_past_it_and_a_token_raises_it
     # Of 32 sessions, 3 per address and 6 per token (both within the quarter, 8).
     settings = public(tmp_path, max_sessions=32, sessions_per_client=3, sessions_per_token=6)
     with LiveServer(settings) as server:
-        _, token = tokens.create(server.app.state.leaderboard.open(), "team-q")
+        _, token = tokens.create(server.app.state.leaderboard.open(), "team-q", "m")
         anonymous = asyncio.run(held_open(server.url, 3))
         with_token = asyncio.run(held_open(server.url, 6, {"Authorization": f"Bearer {token}"}))
         # MCP sessions past the quota (from another address, whose places are all free):
@@ -178,7 +178,7 @@ def test_the_remote_client_opens_its_session_under_its_token(tmp_path: Path) -> 
     they count against the token."""
     settings = public(tmp_path, max_sessions=32, sessions_per_client=2)
     with LiveServer(settings) as server:
-        _, token = tokens.create(server.app.state.leaderboard.open(), "team-r")
+        _, token = tokens.create(server.app.state.leaderboard.open(), "team-r", "m")
         ws_url = f"ws://127.0.0.1:{server.port}/ws"
         with (
             sync_connect(ws_url, open_timeout=300) as one,

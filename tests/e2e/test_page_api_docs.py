@@ -16,6 +16,7 @@ from tests.e2e.test_page import browser  # noqa: F401  (the module's Chromium fi
 from tests.web import LiveServer
 
 playwright_api = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.needs("chromium")
 TIMEOUT_MS = 20_000
 
 

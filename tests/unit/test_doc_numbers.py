@@ -45,11 +45,11 @@ from dataclean_env.server.client_limits import (
     PUBLIC_SESSIONS_PER_CLIENT,
     largest_quota,
 )
-from dataclean_env.server.routes.meta import MAX_ROWS
 from dataclean_env.server.table_view import MAX_PAGE
 from dataclean_env.settings import Settings, bundled_datasets
 from dataclean_env.tasks.custom import LABEL_BUDGET, load_custom_task
 from dataclean_env.tasks.repair_plan import BUDGET_SLACK, DEFAULT_MAX_STEPS
+from dataclean_env.training.rows import MAX_ROWS
 
 MINUS = "\N{MINUS SIGN}"  # as the pages write a negative number
 DEFAULTS = Settings.model_construct()  # the defaults, whatever DCE_* this process was given

@@ -23,4 +23,5 @@ def test_mypy_checks_the_package_strictly_with_pandas_stubs() -> None:
     assert overrides == {
         ("openenv.*",): {"follow_untyped_imports": True},
         ("trl.*",): {"ignore_missing_imports": True},
+        ("confusable_homoglyphs.*",): {"follow_untyped_imports": True},
     }

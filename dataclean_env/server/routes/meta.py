@@ -15,7 +15,7 @@ from dataclean_env.errors import UnknownTask
 from dataclean_env.schemas import TaskList
 from dataclean_env.server.deps import get_registry
 from dataclean_env.tasks import TaskRegistry
-from dataclean_env.training.rows import rows
+from dataclean_env.training.rows import MAX_ROWS, rows
 
 router = APIRouter(tags=["service"])
 Registry = Annotated[TaskRegistry, Depends(get_registry)]
@@ -60,7 +60,6 @@ async def tasks(registry: Registry) -> dict[str, Any]:
     return {"tasks": [spec.public() for spec in registry.specs()], "families": registry.families()}
 
 
-MAX_ROWS = 100_000  # rows per call (seeds are read only as far as the rows need)
 # Numbers and ranges of ASCII digits, up to a 64-bit seed's length: '0-9,12'.
 SEED_LIST = r"^[0-9]{1,19}(-[0-9]{1,19})?(,[0-9]{1,19}(-[0-9]{1,19})?)*$"
 

@@ -17,11 +17,12 @@ GROUPS = {
     "fixed": ["easy_dedup_rename", "medium_missing_dtype", "hard_full_pipeline"],
     "generated": ["fix_types", "normalize_dedupe", "full_pipeline", "crm", "orders"],
     "claims": ["error_detection", "standardisation", "audit_pipeline", "detection_showcase"],
+    "corpus": ["corpus_planes", "corpus_planes-labelled", "corpus_seattle_weather"],
     "custom": ["rayyan", "rayyan-labelled"],
 }
 
 
-def test_the_registry_groups_the_tasks_in_four_families() -> None:
+def test_the_registry_groups_the_tasks_in_five_families() -> None:
     families = {f["name"]: f["task_ids"] for f in default_registry().families()}
     assert list(families) == list(GROUPS)
     for name, some in GROUPS.items():
