@@ -185,9 +185,10 @@ def test_play_a_generated_episode_step_by_step_then_watch_the_heuristic(tab: Tab
     history = page.locator("#history tbody tr").all_inner_texts()
     assert [h.split("\t")[1] for h in history] == ["strip", "title"]
     assert page.locator("#chart circle").count() == 3
-    # The total and the three components a generated family weighs (it has no penalties).
+    # The total and the two components a generated family weighs (grader-2: repair and row
+    # integrity; preservation is reported with weight 0, so the page leaves it out).
     labels = page.locator("#components .component > span:first-child").all_inner_texts()
-    assert labels == ["Total", "Repair", "Preservation", "Row integrity"]
+    assert labels == ["Total", "Repair", "Row integrity"]
 
     # Paging: the next page starts at row 26.
     tab.turn_page("#page-next", 25)
