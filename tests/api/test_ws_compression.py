@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from websockets.sync.client import connect
 
 from dataclean_env.settings import Settings
@@ -21,7 +20,6 @@ def _extensions_and_frame(settings: Settings) -> tuple[list[str], dict]:
             return [type(e).__name__ for e in ws.protocol.extensions], frame
 
 
-@pytest.mark.timeout(600)
 def test_ws_frames_are_not_compressed_by_default_and_can_be():
     plain, frame = _extensions_and_frame(Settings(openenv_mount="eager"))
     assert plain == []

@@ -27,8 +27,6 @@ from dataclean_env.errors import Misdirected
 from dataclean_env.server.affinity import Place, home
 from tests.e2e.scale_sessions import ROOT, free_port, stop, wait_healthy
 
-pytestmark = pytest.mark.timeout(300)
-
 UNTRUSTED = "127.0.0.3"
 BURST = 3  # resets per client before 429 (refilling at one per ~3 hours)
 

@@ -15,8 +15,6 @@ import pytest
 from tests.e2e.scale_sessions import free_port, stop, wait_healthy
 from tests.e2e.test_scale_replicas import balancer_config
 
-pytestmark = pytest.mark.timeout(120)
-
 
 class RecordingReplica:
     """Answers every request with an empty 200 and keeps its head."""

@@ -20,7 +20,7 @@ from tests.e2e.scale_sessions import free_port
 from tests.tools import postgres_bin
 from tests.web import LiveServer
 
-pytestmark = [pytest.mark.timeout(600), pytest.mark.needs("postgres-bin")]
+pytestmark = pytest.mark.needs("postgres-bin")
 
 
 class OwnPostgres:

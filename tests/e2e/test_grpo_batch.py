@@ -20,7 +20,7 @@ from dataclean_env.remote import RemoteDataCleaningEnv
 from dataclean_env.settings import Settings
 from tests.web import LiveServer
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+pytestmark = pytest.mark.e2e
 
 ROLLOUTS = 128
 TASK = "easy_dedup_rename"

@@ -16,8 +16,6 @@ from websockets.sync.client import connect
 from dataclean_env.settings import Settings
 from tests.web import LiveServer
 
-pytestmark = pytest.mark.timeout(300)
-
 SPACE = "myspace.hf.space"
 TASK = "easy_dedup_rename"
 NOOP = {"operation": "noop"}

@@ -38,8 +38,6 @@ LIMITS = {
 }
 FINISH = {"operation": "finish"}
 
-pytestmark = pytest.mark.timeout(420)
-
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.needs("postgres"))])
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:

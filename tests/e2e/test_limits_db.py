@@ -26,7 +26,7 @@ from dataclean_env.tasks import default_registry
 from tests.e2e.scale_sessions import ROOT, free_port, stop, wait_healthy
 from tests.tools import PG_URL
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.needs("postgres")]
+pytestmark = pytest.mark.needs("postgres")
 TASK = "easy_dedup_rename"
 
 

@@ -15,8 +15,6 @@ from websockets.sync.client import connect
 from dataclean_env.settings import Settings
 from tests.web import LiveServer
 
-pytestmark = pytest.mark.timeout(300)
-
 LOST = "lb-" + "0123456789abcdef" * 2
 
 

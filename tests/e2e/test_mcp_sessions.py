@@ -16,7 +16,7 @@ from dataclean_env.server.mcp_episode import McpEpisode
 from dataclean_env.settings import Settings
 from tests.web import LiveServer
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.e2e
 
 TASK = "easy_dedup_rename"
 ACCEPT = "application/json, text/event-stream"

@@ -12,12 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.e2e.scale_sessions import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.timeout(600)
 
 
 WHYS = (

@@ -3,8 +3,6 @@ and mounts OpenEnv's routes (/ws, /schema) when they are first needed."""
 
 from __future__ import annotations
 
-import pytest
-
 from tests.support import probe_json
 
 PROBE = """
@@ -32,7 +30,6 @@ print(json.dumps({
 """
 
 
-@pytest.mark.timeout(600)  # imports in a subprocess on a shared 2-core machine
 def test_health_answers_before_openenv_is_imported_and_ws_mounts_on_demand() -> None:
     result = probe_json(PROBE)
     assert result["health"] == {

@@ -17,8 +17,6 @@ from websockets.sync.client import ClientConnection, connect
 from dataclean_env.settings import Settings
 from tests.web import LiveServer
 
-pytestmark = pytest.mark.timeout(300)
-
 CLIENT, OTHER_CLIENT = "127.0.0.1", "127.0.0.3"
 QUOTA = 2
 RESET = json.dumps({"type": "reset", "data": {"task_id": "easy_dedup_rename"}})

@@ -26,8 +26,6 @@ from tests.e2e.scale_sessions import free_port, stop, wait_healthy
 from tests.e2e.test_scale_replicas import balancer_config
 from tests.web import LiveServer
 
-pytestmark = pytest.mark.timeout(300)
-
 PROXY = "127.0.0.2"
 CLIENT = "127.0.0.1"
 OTHER_CLIENT = "127.0.0.3"

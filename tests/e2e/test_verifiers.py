@@ -120,7 +120,6 @@ def conversation(trace: dict[str, Any]) -> tuple[list[dict], list[dict]]:
     return payloads, actions
 
 
-@pytest.mark.timeout(900)
 def test_vf_eval_scores_equal_the_servers(tmp_path: Path, model: FakeChatModel) -> None:
     server = LiveServer().start()
     try:

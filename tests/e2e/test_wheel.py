@@ -24,7 +24,6 @@ ROOT = Path(__file__).resolve().parents[2]
 UV = shutil.which("uv")
 # Building, installing and first imports in a fresh venv (no bytecode yet) take minutes on
 # a busy 2-core machine.
-pytestmark = pytest.mark.timeout(900)
 
 
 def run(

@@ -3,8 +3,6 @@ event loop (where every request waits meanwhile) imports nothing more."""
 
 from __future__ import annotations
 
-import pytest
-
 from tests.support import probe_json
 
 PROBE = """
@@ -24,7 +22,6 @@ print(json.dumps({
 """
 
 
-@pytest.mark.timeout(600)  # imports in a subprocess on a shared 2-core machine
 def test_registering_openenv_routes_imports_nothing_on_the_event_loop() -> None:
     result = probe_json(PROBE)
     assert result["routes"] == ["/schema", "/ws"]

@@ -63,7 +63,6 @@ def expect_continue_is_answered_by_the_balancer(port: int) -> None:
 
 
 @pytest.mark.needs("haproxy")
-@pytest.mark.timeout(900)  # several servers and 64 sessions on a shared 2-core machine
 def test_two_workers_serve_64_sessions_without_cross_talk_and_share_the_load(tmp_path) -> None:
     port = free_port()
     log = tmp_path / "server.log"

@@ -20,7 +20,7 @@ import pytest
 from dataclean_env.server import workers
 from tests.e2e.scale_sessions import ROOT, free_port, stop, wait_healthy
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.needs("haproxy")]
+pytestmark = pytest.mark.needs("haproxy")
 
 FAST_TIMEOUTS = {"DCE_HEADER_SECONDS": "1", "DCE_BODY_SECONDS": "1", "DCE_KEEP_ALIVE_SECONDS": "1"}
 
