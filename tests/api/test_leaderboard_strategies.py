@@ -332,6 +332,7 @@ def test_many_unplayed_anonymous_runs_lock_no_token_holder_out(
 ) -> None:
     settings = board_settings(
         tmp_path,
+        forwarded_allow_ips="127.0.0.1",  # the test plays 11 clients by X-Forwarded-For
         leaderboard_open_runs=2,
         leaderboard_open_anonymous_runs=4,
         leaderboard_open_runs_per_client=2,
@@ -365,7 +366,9 @@ def test_joined_leaderboard_episodes_free_their_places_at_their_deadline(
 ) -> None:
     # A quota is at most a quarter of its cap: 2 per client of 8. Alice joins 2 episodes;
     # three other holders join 2 each from their own addresses and fill the store.
-    settings = board_settings(tmp_path, max_episodes=8, episodes_per_client=2)
+    settings = board_settings(
+        tmp_path, max_episodes=8, episodes_per_client=2, forwarded_allow_ips="127.0.0.1"
+    )
     with LiveServer(settings) as live, httpx.Client(base_url=live.url, timeout=120) as http:
         live.app.state.leaderboard.clock = clock
         run = lite_run(http, token_for(live, "alice"))
