@@ -21,6 +21,7 @@ from websockets.sync.client import connect
 
 from dataclean_env.errors import InvalidName, InvalidToken
 from dataclean_env.leaderboard import tokens
+from dataclean_env.leaderboard.names import NAME_LENGTH, board_name
 from dataclean_env.leaderboard.tables import records, withdrawals
 from dataclean_env.leaderboard.tables import tokens as token_table
 from tests.api.test_leaderboard import FINISH, SHOW, board_settings, play_heuristic
@@ -473,6 +474,9 @@ def stored_reward(server: LiveServer, episode_id: str) -> dict[str, Any]:
         ("team\u2010a", "U+2010"),  # HYPHEN for '-'
         ("\u3164\u1160\u3164", "U+1160"),  # fillers only
         ("-- ..", "a letter or a digit"),
+        # all Cyrillic, every letter a look-alike of a Latin one (a whole-script confusable)
+        ("\u0430\u04cf\u0456\u0441\u0435", "reads as 'aiice'"),
+        ("\u0391\u0392\u0395", "reads as 'ABE'"),  # all Greek
     ],
 )
 def test_a_name_a_reader_could_not_tell_apart_is_refused(
@@ -489,7 +493,7 @@ def test_a_name_a_reader_could_not_tell_apart_is_refused(
 
 
 def test_names_in_one_script_or_a_permitted_mix_are_kept(http: httpx.Client) -> None:
-    for name in ("Алиса", "山田たろう", "gpt-4o (t=0.7)", "Café"):
+    for name in ("Алиса", "山田たろう", "gpt-4o (t=0.7)", "Café", "東京チーム", "Ψυχή"):
         assert (
             ok(
                 http.post(
@@ -514,5 +518,11 @@ def test_a_name_with_another_holders_skeleton_is_refused(
         assert (refused.status_code, refused.json()["code"]) == (422, "INVALID_NAME")
         assert "'team-l1'" in refused.json()["detail"]
     tokens.create(engine, "team-l1", "m2")  # the holder itself, another model
+    tokens.create(engine, "alice", "m")
+    look_alike = "\u0430\u04cf\u0456\u0441\u0435"  # all Cyrillic
+    with pytest.raises(InvalidName, match="whole-script confusable"):
+        board_name(look_alike, "name", NAME_LENGTH)  # as the admin's token command reads it
+    refused = http.post("/leaderboard/runs", json={**body, "name": look_alike})
+    assert (refused.status_code, refused.json()["code"]) == (422, "INVALID_NAME")
     body = {"name": "team-l1", "model": "m", "families": ["crm"], "episodes": 1}
     assert ok(http.post("/leaderboard/runs", json=body))["anonymous"] is True  # apart
