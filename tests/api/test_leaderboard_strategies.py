@@ -74,6 +74,24 @@ def lite_board(http: httpx.Client) -> dict[str, Any]:
     return ok(http.get("/leaderboard", params={"suite": "lite"}))["verified"]
 
 
+def test_a_withdrawn_runs_summary_counts_its_unplayed_episodes_as_doing_nothing(
+    server: LiveServer, http: httpx.Client
+) -> None:
+    database = server.app.state.leaderboard.settings.leaderboard_db
+    run = lite_run(http, token_for(server, "alice"))
+    for episode in run["episodes"][:3]:
+        play_heuristic(http, episode["episode_id"])
+    withdrawn = admin(database, "run", "withdraw", run["run_id"], "--why", "left half-played")
+    assert withdrawn.returncode == 0, withdrawn.stderr
+    kept = finished_normalised(server, run["run_id"])
+    assert len(kept) == 3 and sum(kept) > 0
+    record = ok(http.get(f"/leaderboard/runs/{run['run_id']}"))
+    assert (record["status"], record["ranked"]) == ("withdrawn", False)
+    # The pooled rule: the 3 played scores over all 9 episodes, the 6 unplayed as nothing.
+    assert record["summary"]["episodes"] == 9
+    assert record["summary"]["normalised"] == round(sum(kept) / 9, 4)
+
+
 def finished_normalised(server: LiveServer, run_id: str) -> list[float]:
     with server.app.state.leaderboard.open().connect() as connection:
         return list(
