@@ -21,6 +21,8 @@ EXAMPLE_TASK_ID = "easy_dedup_rename"
 EXAMPLE_EPISODE_ID = "my-run-1"
 _PARAM_KEYS = ("parameters", "params")
 
+SEED_BOUND = 2**63  # seeds are below it: what a 64-bit signed integer holds
+
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -271,7 +273,7 @@ class ResetRequest(BaseModel):
     )
 
     task_id: str | None = Field(default=None, description="Task to start (POST /reset only).")
-    seed: int | None = Field(default=None, ge=0, lt=2**63, description="Shuffles the rows.")
+    seed: int | None = Field(default=None, ge=0, lt=SEED_BOUND, description="Shuffles the rows.")
     episode_id: str | None = Field(default=None, description="Id for the new episode.")
     split: Literal["train", "eval", "test"] = Field(
         default="train", description="Seed stream of a generated family (others ignore it)."

@@ -146,7 +146,9 @@ class Settings(BaseSettings):
     # The proxies whose X-Forwarded-For is trusted for the client address (uvicorn's
     # forwarded_allow_ips): addresses and networks, comma separated, never "*". The client
     # is the rightmost X-Forwarded-For entry not added by one of them (docs/deployment.md).
-    forwarded_allow_ips: str = "127.0.0.1"
+    # None by default, not even 127.0.0.1 (uvicorn's default): any local process could
+    # otherwise pass for any client and dodge every per-client limit.
+    forwarded_allow_ips: str = ""
     # ── the leaderboard (dataclean_env/leaderboard; README "Leaderboard") ──
     # The SQLite file (WAL mode) used unless DATABASE_URL names another database, e.g.
     # postgresql://user:password@host/db.

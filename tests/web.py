@@ -27,6 +27,11 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
         yield test_client
 
 
+# For tests that play several clients from one socket: 127.0.0.1 named a trusted proxy, so
+# the X-Forwarded-For a test sends names the client (by default no proxy is trusted).
+LOCAL_PROXY = Settings(forwarded_allow_ips="127.0.0.1")
+
+
 class LiveServer:
     """uvicorn serving a fresh app on 127.0.0.1 in a thread; stopped by `close()`."""
 

@@ -77,6 +77,9 @@ class Scored:
 # A closed run is pooled whether or not it finished every episode; an aborted one (its
 # server stopped or died) is not: the submitter did not end it.
 POOLED = frozenset({"complete", "timed_out"})
+# Runs whose record sums up every episode, unplayed ones as doing nothing: the pooled ones,
+# and a withdrawn one (off the board, but its record follows the pooled rule).
+SUMMED_WHOLE = POOLED | {"withdrawn"}
 
 
 def figures(episode: RankedEpisode) -> dict[str, Any]:

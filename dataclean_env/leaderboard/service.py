@@ -489,7 +489,7 @@ class Leaderboard:
             if e.position in shown and shown[e.position].status == "finished"
             else board.Scored.nothing(e.family, e.difficulty)
             for e in episodes
-            if e.position in shown or row.status in board.POOLED
+            if e.position in shown or row.status in board.SUMMED_WHOLE
         ]
         summary = board.summary(ended) if ended else None
         return {

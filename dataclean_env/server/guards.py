@@ -30,21 +30,19 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dataclean_env.errors import (
     BodyTooLarge,
-    ClientQuotaReached,
     EnvError,
     HostNotAllowed,
+    InvalidAction,
     InvalidText,
-    Misdirected,
     OriginNotAllowed,
     RequestTimeout,
-    StoreFull,
     UnsupportedMediaType,
 )
 from dataclean_env.leaderboard import tokens
 from dataclean_env.server.client_limits import creation_rate
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.rate_limit import CALLER, Buckets, RateLimit, client_key
-from dataclean_env.server.requests import has_invalid_text, parse_json
+from dataclean_env.server.requests import INVALID_TEXT, has_invalid_text, parse_json
 from dataclean_env.server.session_quota import SessionQuota
 from dataclean_env.settings import Settings
 
@@ -52,17 +50,37 @@ from dataclean_env.settings import Settings
 # (sessions.SessionServer). Here, not in sessions.py, which imports OpenEnv's server.
 LIVE_SOCKET: ContextVar[bool] = ContextVar("dce_live_socket", default=False)
 # The socket's typed errors waiting for their frame (`keep_code`); None: not in a socket.
+# OpenEnv frames any exception of a reset as EXECUTION_ERROR: the frame gets the typed
+# error's own code instead, the one REST answers with for the same input.
 FRAMED: ContextVar[list[EnvError] | None] = ContextVar("dce_framed", default=None)
-# Typed errors whose /ws frame carries their own code, as REST's answer does; OpenEnv frames
-# any other exception of a reset as EXECUTION_ERROR with its message.
-OWN_CODE_ON_WS = (Misdirected, StoreFull, ClientQuotaReached)  # the last two: a join refused
+# The start of OpenEnv's error frames (`WSErrorResponse.model_dump_json()`).
+ERROR_FRAME = '{"type":"error"'
 
 
 def keep_code(error: EnvError) -> None:
     """Let the error frame OpenEnv is about to send for `error` carry its code."""
     framed = FRAMED.get()
-    if framed is not None and isinstance(error, OWN_CODE_ON_WS):
+    if framed is not None:
         framed.append(error)
+
+
+def _envelope_refusal(message: Message) -> Message:
+    """OpenEnv's VALIDATION_ERROR frame for a step that is no action envelope, with the code
+    and detail REST answers for that body (INVALID_ACTION: `CleaningAction._envelope`)."""
+    text = message.get("text") or ""
+    if not text.startswith(ERROR_FRAME):  # an observation: left unread
+        return message
+    try:
+        data = json.loads(text).get("data")
+    except (ValueError, AttributeError):
+        return message
+    if not isinstance(data, dict) or data.get("code") != "VALIDATION_ERROR":
+        return message
+    for problem in data.get("errors") or ():
+        if isinstance(problem, dict) and problem.get("type") == "invalid_action":
+            detail = str((problem.get("ctx") or {}).get("detail", data.get("message")))
+            return {**message, "text": _error_frame(detail, InvalidAction.code)}
+    return message
 
 
 def _with_code(message: Message, framed: list[EnvError]) -> Message:
@@ -302,10 +320,7 @@ def frame_problem(message: Message) -> str | None:
     if not isinstance(data, dict):
         return _error_frame("a frame must be a JSON object with a 'type'", "INVALID_JSON")
     if has_invalid_text(text.encode("utf-8", "surrogatepass"), data):
-        return _error_frame(
-            "the frame holds text that is not valid Unicode (a lone UTF-16 surrogate)",
-            "VALIDATION_ERROR",
-        )
+        return _error_frame(INVALID_TEXT, InvalidText.code)  # as REST answers it
     return None
 
 
@@ -350,8 +365,8 @@ class WebSocketGuard:
     @staticmethod
     def _typed(send: Send, framed: list[EnvError], gone: list[OSError]) -> Send:
         async def typed_send(message: Message) -> None:
-            if framed and message["type"] == "websocket.send":
-                message = _with_code(message, framed)
+            if message["type"] == "websocket.send":
+                message = _with_code(message, framed) if framed else _envelope_refusal(message)
             try:
                 await send(message)
             except OSError as exc:  # uvicorn's ClientDisconnected

@@ -10,7 +10,8 @@ The protocol (the `initialize` handshake, `tools/list`, `tools/call`, sessions b
 past the recursion limit, an integer of over 4300 digits, bad UTF-8) gets the transport's
 own parse error (400, PARSE_ERROR): the transport catches only malformed JSON, and would
 answer 500. Text that is not valid Unicode (a lone surrogate) is refused with 422
-INVALID_TEXT, as on OpenEnv's JSON-RPC route.
+INVALID_TEXT, as on OpenEnv's JSON-RPC route; a number no double holds (1e999) or a NaN or
+Infinity literal with 422 INVALID_JSON (the SDK would pass it on as null).
 
 OpenEnv's own JSON-RPC on POST /mcp (`openenv/session/create` and its clients) stays: a request
 goes to the MCP transport when it carries `Mcp-Session-Id` or accepts `text/event-stream`, as
@@ -22,13 +23,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 from typing import Any
 
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from dataclean_env.errors import EnvError, InvalidText
+from dataclean_env.errors import EnvError, InvalidJson, InvalidText
 from dataclean_env.server.guards import replay, session_token, unreadable, whole_body
 from dataclean_env.server.http_errors import env_error_response
 from dataclean_env.server.rate_limit import client_key
@@ -145,10 +147,31 @@ class McpGateway:
                 await self._runner
 
 
+class _NonFinite(Exception):
+    """A number no double holds (1e999) or a NaN/Infinity literal."""
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _NonFinite(text)
+    return number
+
+
+def _no_constant(text: str) -> float:
+    raise _NonFinite(text)
+
+
 def _refusal(body: bytes) -> Response | None:
-    """The answer to a body the transport would fail on, or None to hand it on."""
+    """The answer to a body the transport would fail on or misread, or None to hand it on."""
     try:
-        data = json.loads(body)
+        data = json.loads(body, parse_float=_finite, parse_constant=_no_constant)
+    except _NonFinite as exc:
+        # The MCP SDK writes the parsed arguments back as JSON, a non-finite number as
+        # null: a seed of 1e999 would become no seed. REST refuses it too.
+        return env_error_response(
+            InvalidJson(f"{exc} is not a finite number; write numbers a double holds")
+        )
     except (ValueError, RecursionError) as exc:
         why = unreadable(exc)
         return None if why is None else _parse_error(why)

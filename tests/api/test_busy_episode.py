@@ -20,7 +20,7 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
-from tests.web import LiveServer
+from tests.web import LOCAL_PROXY, LiveServer
 
 TASK = "easy_dedup_rename"
 T = TypeVar("T")
@@ -164,12 +164,21 @@ def test_a_ws_state_on_a_busy_episode_answers_the_committed_state_at_once(
     assert [h["operation"] for h in frame["data"]["history"]] == ["remove_duplicates"]
 
 
-def test_slow_steps_wait_for_their_threads_in_lines_by_client(live: LiveServer) -> None:
+@pytest.fixture
+def behind_local_proxy() -> Iterator[LiveServer]:
+    with LiveServer(LOCAL_PROXY) as server:
+        yield server
+
+
+def test_slow_steps_wait_for_their_threads_in_lines_by_client(
+    behind_local_proxy: LiveServer,
+) -> None:
     # Every slow-step thread is held (steps waiting for busy episodes, one each: steps on one
     # episode take turns before they take a thread), and two more slow steps wait: each in
     # the line of its client, as the trusted proxy (127.0.0.1) names it.
     from dataclean_env.server.routes import episodes
 
+    live = behind_local_proxy
     held = [f"held-{n}" for n in range(episodes.SLOW_THREADS + 1)]
     for name in [*held, "other"]:
         body = {"episode_id": name, "seed": 0}

@@ -384,11 +384,11 @@ def test_catastrophic_pattern_on_matching_cells_is_refused_in_time(hostile: Test
 
 WS_CASES: list[tuple[str, Any, str]] = [
     ("binary frame", b"\x00\x01binary", "INVALID_JSON"),
-    ("surrogate message type", '{"type": "x\\ud800"}', "VALIDATION_ERROR"),
+    ("surrogate message type", '{"type": "x\\ud800"}', "INVALID_TEXT"),
     (
         "surrogate in a step",
         '{"type": "step", "data": {"operation": "set_cell", "parameters": {"row_id": 350760, "column": "email", "value": "x\\ud800"}}}',
-        "VALIDATION_ERROR",
+        "INVALID_TEXT",
     ),
     ("100k-deep frame", DEEP, "INVALID_JSON"),
     (
@@ -407,12 +407,12 @@ WS_CASES: list[tuple[str, Any, str]] = [
     (
         "reset with an id of the server's namespace",  # as REST refuses it: no id twice
         '{"type": "reset", "data": {"episode_id": "dce:xewnpNx1RCqsbHjdXZSPTQ"}}',
-        "EXECUTION_ERROR",  # OpenEnv's code for a refused reset (tests/e2e/test_openenv.py)
+        "INVALID_ACTION",  # REST's code for it (tests/e2e/test_ws_rest_codes.py)
     ),
     (
         "step that is not an action",
         '{"type": "step", "data": {"operation": 5}}',
-        "VALIDATION_ERROR",
+        "INVALID_ACTION",
     ),
 ]
 

@@ -13,7 +13,7 @@ import httpx
 from dataclean_env.engine.episode import Episode
 from dataclean_env.tasks import TaskRegistry
 from tests.support import ok
-from tests.web import LiveServer
+from tests.web import LOCAL_PROXY, LiveServer
 
 LABELLED = "rayyan-labelled"
 
@@ -28,11 +28,10 @@ def label(http: httpx.Client, episode_id: str, ids: list[object], **headers: str
     return http.post("/step", json=body, headers=headers)
 
 
-def test_resetting_an_episode_id_does_not_refill_the_label_budget(
-    live_server: LiveServer, registry: TaskRegistry
-) -> None:
+def test_resetting_an_episode_id_does_not_refill_the_label_budget(registry: TaskRegistry) -> None:
     ids = row_ids(registry, 25)
-    with httpx.Client(base_url=live_server.url, timeout=120) as http:
+    # 127.0.0.1 a trusted proxy: the test plays a second client by X-Forwarded-For.
+    with LiveServer(LOCAL_PROXY) as live, httpx.Client(base_url=live.url, timeout=120) as http:
         reset = {"task_id": LABELLED, "episode_id": "mine"}
         assert ok(http.post("/reset", json=reset))["info"]["labels_used"] == 0
         assert ok(label(http, "mine", ids[:20]))["info"]["labels_used"] == 20

@@ -21,6 +21,7 @@ from websockets.sync.client import connect
 
 from dataclean_env.errors import InvalidName, InvalidToken
 from dataclean_env.leaderboard import tokens
+from dataclean_env.leaderboard.names import NAME_LENGTH, board_name
 from dataclean_env.leaderboard.tables import records, withdrawals
 from dataclean_env.leaderboard.tables import tokens as token_table
 from tests.api.test_leaderboard import FINISH, SHOW, board_settings, play_heuristic
@@ -71,6 +72,24 @@ def lite_run(http: httpx.Client, headers: dict[str, str], **body: Any) -> dict[s
 
 def lite_board(http: httpx.Client) -> dict[str, Any]:
     return ok(http.get("/leaderboard", params={"suite": "lite"}))["verified"]
+
+
+def test_a_withdrawn_runs_summary_counts_its_unplayed_episodes_as_doing_nothing(
+    server: LiveServer, http: httpx.Client
+) -> None:
+    database = server.app.state.leaderboard.settings.leaderboard_db
+    run = lite_run(http, token_for(server, "alice"))
+    for episode in run["episodes"][:3]:
+        play_heuristic(http, episode["episode_id"])
+    withdrawn = admin(database, "run", "withdraw", run["run_id"], "--why", "left half-played")
+    assert withdrawn.returncode == 0, withdrawn.stderr
+    kept = finished_normalised(server, run["run_id"])
+    assert len(kept) == 3 and sum(kept) > 0
+    record = ok(http.get(f"/leaderboard/runs/{run['run_id']}"))
+    assert (record["status"], record["ranked"]) == ("withdrawn", False)
+    # The pooled rule: the 3 played scores over all 9 episodes, the 6 unplayed as nothing.
+    assert record["summary"]["episodes"] == 9
+    assert record["summary"]["normalised"] == round(sum(kept) / 9, 4)
 
 
 def finished_normalised(server: LiveServer, run_id: str) -> list[float]:
@@ -332,6 +351,7 @@ def test_many_unplayed_anonymous_runs_lock_no_token_holder_out(
 ) -> None:
     settings = board_settings(
         tmp_path,
+        forwarded_allow_ips="127.0.0.1",  # the test plays 11 clients by X-Forwarded-For
         leaderboard_open_runs=2,
         leaderboard_open_anonymous_runs=4,
         leaderboard_open_runs_per_client=2,
@@ -365,7 +385,9 @@ def test_joined_leaderboard_episodes_free_their_places_at_their_deadline(
 ) -> None:
     # A quota is at most a quarter of its cap: 2 per client of 8. Alice joins 2 episodes;
     # three other holders join 2 each from their own addresses and fill the store.
-    settings = board_settings(tmp_path, max_episodes=8, episodes_per_client=2)
+    settings = board_settings(
+        tmp_path, max_episodes=8, episodes_per_client=2, forwarded_allow_ips="127.0.0.1"
+    )
     with LiveServer(settings) as live, httpx.Client(base_url=live.url, timeout=120) as http:
         live.app.state.leaderboard.clock = clock
         run = lite_run(http, token_for(live, "alice"))
@@ -470,6 +492,9 @@ def stored_reward(server: LiveServer, episode_id: str) -> dict[str, Any]:
         ("team\u2010a", "U+2010"),  # HYPHEN for '-'
         ("\u3164\u1160\u3164", "U+1160"),  # fillers only
         ("-- ..", "a letter or a digit"),
+        # all Cyrillic, every letter a look-alike of a Latin one (a whole-script confusable)
+        ("\u0430\u04cf\u0456\u0441\u0435", "reads as 'aiice'"),
+        ("\u0391\u0392\u0395", "reads as 'ABE'"),  # all Greek
     ],
 )
 def test_a_name_a_reader_could_not_tell_apart_is_refused(
@@ -486,7 +511,7 @@ def test_a_name_a_reader_could_not_tell_apart_is_refused(
 
 
 def test_names_in_one_script_or_a_permitted_mix_are_kept(http: httpx.Client) -> None:
-    for name in ("Алиса", "山田たろう", "gpt-4o (t=0.7)", "Café"):
+    for name in ("Алиса", "山田たろう", "gpt-4o (t=0.7)", "Café", "東京チーム", "Ψυχή"):
         assert (
             ok(
                 http.post(
@@ -511,5 +536,11 @@ def test_a_name_with_another_holders_skeleton_is_refused(
         assert (refused.status_code, refused.json()["code"]) == (422, "INVALID_NAME")
         assert "'team-l1'" in refused.json()["detail"]
     tokens.create(engine, "team-l1", "m2")  # the holder itself, another model
+    tokens.create(engine, "alice", "m")
+    look_alike = "\u0430\u04cf\u0456\u0441\u0435"  # all Cyrillic
+    with pytest.raises(InvalidName, match="whole-script confusable"):
+        board_name(look_alike, "name", NAME_LENGTH)  # as the admin's token command reads it
+    refused = http.post("/leaderboard/runs", json={**body, "name": look_alike})
+    assert (refused.status_code, refused.json()["code"]) == (422, "INVALID_NAME")
     body = {"name": "team-l1", "model": "m", "families": ["crm"], "episodes": 1}
     assert ok(http.post("/leaderboard/runs", json=body))["anonymous"] is True  # apart

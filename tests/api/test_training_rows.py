@@ -35,6 +35,14 @@ def test_the_server_serves_the_same_rows_and_refuses_bad_ones() -> None:
         superscript = client.get("/tasks/rows", params={"seeds": "0-\u00b2"})  # isdigit, no int
         # A range far longer than the rows asked for: only the seeds needed are read.
         huge = client.get("/tasks/rows", params={"seeds": "0-999999999999", "n": 3})
+        # The largest seed /reset takes is handed out; none beyond it (2**63), even cut by n.
+        largest = client.get(
+            "/tasks/rows", params={"families": "crm", "seeds": "9223372036854775807"}
+        )
+        played = client.post("/reset", json={**largest.json()["rows"][0], "episode_id": "big"})
+        beyond = client.get(
+            "/tasks/rows", params={"seeds": "9223372036854775807-9223372036854775808", "n": 1}
+        )
     assert served.status_code == 200
     assert served.json()["rows"] == rows(["generated", "easy_dedup_rename"], seeds="0-2")
     assert huge.json()["rows"] == rows("generated", seeds="0", n=3)
@@ -42,3 +50,6 @@ def test_the_server_serves_the_same_rows_and_refuses_bad_ones() -> None:
         assert (refused.status_code, refused.json()["code"]) == (404, "UNKNOWN_TASK")
     for refused in (bad_seeds, superscript):
         assert refused.status_code == 422
+    assert played.status_code == 200 and largest.json()["rows"][0]["seed"] == 2**63 - 1
+    assert (beyond.status_code, beyond.json()["code"]) == (422, "INVALID_REQUEST")
+    assert "below 2**63" in beyond.json()["detail"]

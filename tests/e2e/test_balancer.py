@@ -1,6 +1,6 @@
 """`server --workers 2`: two processes behind HAProxy, over real sockets on 127.0.0.1.
 
-The test client at 127.0.0.1 is a trusted proxy (the default DCE_FORWARDED_ALLOW_IPS), so it
+The test client at 127.0.0.1 is named a trusted proxy (DCE_FORWARDED_ALLOW_IPS), so it
 plays several clients by the X-Forwarded-For it sends; an untrusted client connects from
 127.0.0.3 (loopback answers the whole 127/8), where nothing it writes is believed."""
 
@@ -40,6 +40,7 @@ def start_server(
         "DCE_LEADERBOARD_DB": str(tmp_path / "board.sqlite3"),
         "DCE_CREATION_BURST": str(BURST),
         "DCE_CREATION_RATE_PER_SECOND": "0.0001",
+        "DCE_FORWARDED_ALLOW_IPS": "127.0.0.1",
         **(extra or {}),
     }
     argv = [sys.executable, "-m", "dataclean_env.server.app", "--host", "127.0.0.1"]

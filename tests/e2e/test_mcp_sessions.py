@@ -156,3 +156,31 @@ def test_mcp_sessions_count_against_the_clients_session_quota() -> None:
         for session in (held[1], other, again):
             assert session.delete() == 200
         assert server.app.state.session_quota.open == {}
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "NaN", "Infinity"])
+def test_a_number_json_cannot_hold_finite_is_refused_not_read_as_no_seed(number: str) -> None:
+    # The MCP SDK re-serialises a call's arguments, writing an infinite seed as null: the
+    # tool then started an episode with no seed at all. REST refuses such a seed (422).
+    with LiveServer() as server:
+        session = McpSession(server.url)
+        session.open()
+        request = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "reset_episode", "arguments": {"task_id": TASK, "seed": "SEED"}},
+        }
+        call = json.dumps(request).replace('"SEED"', number)  # json.dumps writes no 1e999
+        headers = {**session.headers(), "content-type": "application/json"}
+        refused = session.http.post(session.url, content=call, headers=headers)
+        assert (refused.status_code, refused.json()["code"]) == (422, "INVALID_JSON")
+        assert number in refused.json()["detail"]
+        assert session.reset()["structuredContent"]["observation"]["task_id"] == TASK
+        rest = httpx.post(
+            f"{server.url}/reset",
+            content=f'{{"task_id": "{TASK}", "seed": {number}}}',
+            headers={"content-type": "application/json"},
+        )
+        assert rest.status_code == 422
+        session.delete()

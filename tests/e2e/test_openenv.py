@@ -159,14 +159,15 @@ def test_malformed_frames_get_error_frames_and_the_connection_stays_usable(serve
         for bad, code in [
             ("not json", "INVALID_JSON"),
             (json.dumps({"type": "dance"}), "UNKNOWN_TYPE"),
+            # REST's codes for the same input (tests/e2e/test_ws_rest_codes.py)
             (
                 json.dumps({"type": "step", "data": {"operation": "x", "name": "y"}}),
-                "VALIDATION_ERROR",
+                "INVALID_ACTION",
             ),
-            (json.dumps({"type": "step", "data": {"parameters": {}}}), "VALIDATION_ERROR"),
-            (json.dumps({"type": "reset", "data": {"task_id": "nope"}}), "EXECUTION_ERROR"),
-            (json.dumps({"type": "reset", "data": {"seed": -1}}), "EXECUTION_ERROR"),
-            (json.dumps({"type": "reset", "data": {"colour": "red"}}), "EXECUTION_ERROR"),
+            (json.dumps({"type": "step", "data": {"parameters": {}}}), "INVALID_ACTION"),
+            (json.dumps({"type": "reset", "data": {"task_id": "nope"}}), "UNKNOWN_TASK"),
+            (json.dumps({"type": "reset", "data": {"seed": -1}}), "INVALID_ACTION"),
+            (json.dumps({"type": "reset", "data": {"colour": "red"}}), "INVALID_ACTION"),
         ]:
             ws.send(bad)
             frame = json.loads(ws.recv(timeout=10))

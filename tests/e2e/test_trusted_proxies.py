@@ -134,6 +134,17 @@ def test_forged_chains_straight_to_the_server_move_no_limit(server: LiveServer, 
 
 
 @pytest.mark.parametrize("limit", list(ATTEMPTS))
+def test_no_proxy_is_trusted_unless_one_is_named(tmp_path: Path, limit) -> None:
+    # Not even one on the same machine: by default 127.0.0.1 forging X-Forwarded-For
+    # would open anonymous runs past the pool and dodge every per-client quota.
+    unnamed = {key: value for key, value in LIMITS.items() if key != "forwarded_allow_ips"}
+    settings = Settings(leaderboard_db=tmp_path / "lb.sqlite3", **unnamed)
+    assert settings.forwarded_allow_ips == ""
+    with LiveServer(settings) as live:
+        spend_and_forge(live.url, ATTEMPTS[limit])
+
+
+@pytest.mark.parametrize("limit", list(ATTEMPTS))
 @pytest.mark.needs("haproxy")
 def test_forged_chains_through_haproxy_move_no_limit(balancer: str, limit) -> None:
     spend_and_forge(balancer, ATTEMPTS[limit])

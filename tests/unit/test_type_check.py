@@ -20,8 +20,9 @@ def test_mypy_checks_the_package_strictly_with_pandas_stubs() -> None:
     assert "mypy" in dev and "pandas-stubs" in dev and "types-regex" in dev
     overrides = {tuple(o.pop("module")): o for o in pyproject["tool"]["mypy"]["overrides"]}
     # openenv has annotations but no py.typed marker: read, not ignored. TRL: not in this venv.
+    # PyICU is a compiled extension with no stubs.
     assert overrides == {
         ("openenv.*",): {"follow_untyped_imports": True},
         ("trl.*",): {"ignore_missing_imports": True},
-        ("confusable_homoglyphs.*",): {"follow_untyped_imports": True},
+        ("icu.*",): {"ignore_missing_imports": True},
     }

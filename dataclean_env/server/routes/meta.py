@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, RedirectResponse
+from pydantic import AfterValidator
 
 from dataclean_env import ENV_NAME, __version__
 from dataclean_env.engine.checker import check_registry
 from dataclean_env.errors import UnknownTask
-from dataclean_env.schemas import TaskList
+from dataclean_env.schemas import SEED_BOUND, TaskList
 from dataclean_env.server.deps import get_registry
 from dataclean_env.tasks import TaskRegistry
 from dataclean_env.training.rows import MAX_ROWS, rows
@@ -64,12 +66,21 @@ async def tasks(registry: Registry) -> dict[str, Any]:
 SEED_LIST = r"^[0-9]{1,19}(-[0-9]{1,19})?(,[0-9]{1,19}(-[0-9]{1,19})?)*$"
 
 
+def _seeds_resets_take(seeds: str) -> str:
+    # 19 digits reach past what /reset takes: no row may carry a seed it refuses.
+    if any(int(number) >= SEED_BOUND for number in re.findall("[0-9]+", seeds)):
+        raise ValueError("seeds must be below 2**63 (what /reset takes)")
+    return seeds
+
+
 @router.get("/tasks/rows")
 async def task_rows(
     registry: Registry,
     families: str = "generated",
     split: Literal["train", "eval", "test"] = "train",
-    seeds: Annotated[str, Query(pattern=SEED_LIST, max_length=2000)] = "0",
+    seeds: Annotated[
+        str, Query(pattern=SEED_LIST, max_length=2000), AfterValidator(_seeds_resets_take)
+    ] = "0",
     n: Annotated[int | None, Query(ge=1, le=MAX_ROWS)] = None,
 ) -> dict[str, Any]:
     """The training rows (`dataclean_env.training.rows`): one reset's arguments (task_id,
