@@ -13,7 +13,7 @@ from websockets.sync.client import connect
 
 from tests.web import LiveServer
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.e2e
 
 TASK = "easy_dedup_rename"
 # (what is wrong, the reset's options, the code both doors answer with)
