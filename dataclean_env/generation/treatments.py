@@ -450,6 +450,9 @@ class Flags:
         }[difficulty]
         self.yes, self.no = rng.choice(pool)
 
+    def gold(self, value: bool) -> bool:
+        return value
+
     def render(self, value: bool) -> str:
         return self.yes if value else self.no
 
