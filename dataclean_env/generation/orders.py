@@ -125,7 +125,8 @@ def generate(rng: random.Random) -> Generated:
     def total(row: dict[str, Any]) -> float:
         sign = -1 if row["status"].lower() == "returned" else 1
         # "+ 0.0" turns the -0.0 of a returned zero-quantity line into 0.0.
-        return round(row["quantity"] * row["unit_price"] * sign, 2) + 0.0
+        value: float = round(row["quantity"] * row["unit_price"] * sign, 2) + 0.0
+        return value
 
     table = Table(
         rng,
