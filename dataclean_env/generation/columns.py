@@ -94,34 +94,37 @@ class TableRule:
     repair: Callable[[], list[Action]] | None = None
 
 
-def copies_rule(key: str, exact: bool, present: bool) -> TableRule:
-    """Duplicate rows: exact copies (dropped whole) or near ones (one row kept per key)."""
-    if not present:
-        return TableRule("copies")
-    if exact:
-        return TableRule(
-            "copies",
-            lambda card: card.state("exact_duplicates"),
-            lambda: [act("remove_duplicates")],
-        )
-    return TableRule(
-        "copies",
-        lambda card: card.state("dedupe_key", key=key),
-        lambda: [act("dedupe", keys=[key])],
-    )
-
-
 @dataclass(frozen=True)
 class Copies:
-    """How many duplicate rows the export gets: `exact` ones repeat a dirty row, near ones
-    render a clean row again (with fresh dirt)."""
+    """Duplicate rows of the export, `count` of them (0: none in this instance): `exact` ones
+    repeat a dirty row and are dropped whole; near ones render a clean row again (with fresh
+    dirt) and one row per `key` is kept."""
 
     count: int
     exact: bool
+    key: str
+
+    def rule(self) -> TableRule:
+        if not self.count:
+            return TableRule("copies")
+        if self.exact:
+            return TableRule(
+                "copies",
+                lambda card: card.state("exact_duplicates"),
+                lambda: [act("remove_duplicates")],
+            )
+        return TableRule(
+            "copies",
+            lambda card: card.state("dedupe_key", key=self.key),
+            lambda: [act("dedupe", keys=[self.key])],
+        )
 
 
 @dataclass(frozen=True)
 class Table:
+    """A family's columns and table rules, and the random stream they draw from. The copies
+    are a table rule named "copies"; orders default to the columns, then the table rules."""
+
     rng: random.Random
     rows: int
     columns: tuple[Column, ...]
@@ -131,7 +134,7 @@ class Table:
     kept: Callable[[Row], bool] | None = None  # which clean rows gold keeps (None: all)
     draw_order: tuple[str, ...] = (COLUMNS,)
     dirt_order: tuple[str, ...] = (COLUMNS,)
-    card_order: tuple[str, ...] | None = None  # None: the columns, then the table rules
+    card_order: tuple[str, ...] | None = None
     plan_order: tuple[str, ...] | None = None
 
     def generate(self) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -169,9 +172,10 @@ class Table:
 
     def _ordered(self, order: tuple[str, ...] | None) -> list[Column | TableRule]:
         items: dict[str, Column | TableRule] = {c.name: c for c in self.columns}
-        items.update((rule.name, rule) for rule in self.table_rules)
+        rules = [*self.table_rules, *([self.copies.rule()] if self.copies else [])]
+        items.update((rule.name, rule) for rule in rules)
         if order is None:
-            order = (COLUMNS, *(rule.name for rule in self.table_rules))
+            order = (COLUMNS, *(rule.name for rule in rules))
         named = set(order)
         return [
             item

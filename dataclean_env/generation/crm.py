@@ -23,7 +23,6 @@ from dataclean_env.generation.columns import (
     Copies,
     Table,
     TableRule,
-    copies_rule,
     each,
     treated,
 )
@@ -139,15 +138,17 @@ def generate(rng: random.Random) -> Generated:
         ),
         (
             TableRule("strip", repair=lambda: [act("strip")]),
-            copies_rule("contact_id", exact=False, present=has_copies),
             TableRule(
                 "test records",  # dropped by id after the program
                 lambda card: card.state("test_records", col="email", domain=domain),
             ),
         ),
-        copies=Copies(max(1, round(rows * rate / 3)) if has_copies else 0, exact=False),
+        copies=Copies(
+            max(1, round(rows * rate / 3)) if has_copies else 0, exact=False, key="contact_id"
+        ),
         style=style,
         kept=lambda row: row["contact_id"] not in test_ids,
+        card_order=(COLUMNS, "copies", "test records"),
         plan_order=("strip", COLUMNS, "copies"),
     )
     dirty, clean = table.generate()

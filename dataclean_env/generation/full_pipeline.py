@@ -23,7 +23,6 @@ from dataclean_env.generation.columns import (
     Copies,
     Table,
     TableRule,
-    copies_rule,
     each,
     treated,
 )
@@ -222,11 +221,10 @@ def generate(rng: random.Random) -> Generated:
             ),
             treated("active", lambda row: rng.random() < 0.8, flags, "typed"),
         ),
-        (
-            TableRule("strip", repair=lambda: [act("strip")]),
-            copies_rule("employee_id", exact=True, present=has_copies),
+        (TableRule("strip", repair=lambda: [act("strip")]),),
+        copies=Copies(
+            max(1, round(rows * rate / 4)) if has_copies else 0, exact=True, key="employee_id"
         ),
-        copies=Copies(max(1, round(rows * rate / 4)) if has_copies else 0, exact=True),
         style=style,
         dirt_order=("age", "revenue", COLUMNS),
         card_order=("copies", COLUMNS),

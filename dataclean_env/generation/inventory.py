@@ -22,7 +22,6 @@ from dataclean_env.generation.columns import (
     Column,
     Copies,
     Table,
-    copies_rule,
     each,
     treated,
 )
@@ -166,8 +165,7 @@ def generate(rng: random.Random) -> Generated:
                 dates.dtype,
             ),
         ),
-        (copies_rule("sku", exact=False, present=has_copies),),
-        copies=Copies(max(1, round(rows * rate / 3)) if has_copies else 0, exact=False),
+        copies=Copies(max(1, round(rows * rate / 3)) if has_copies else 0, exact=False, key="sku"),
         style=style,
         dirt_order=("on_hand", COLUMNS),
         plan_order=("copies", COLUMNS),

@@ -19,7 +19,6 @@ from dataclean_env.generation.columns import (
     Copies,
     Table,
     TableRule,
-    copies_rule,
     each,
     treated,
 )
@@ -83,11 +82,10 @@ def generate(rng: random.Random) -> Generated:
             ),
             treated("city", lambda row: rng.choice(CITIES), cities),
         ),
-        (
-            TableRule("strip", repair=lambda: [act("strip")]),
-            copies_rule("customer_id", exact=False, present=has_copies),
+        (TableRule("strip", repair=lambda: [act("strip")]),),
+        copies=Copies(
+            max(1, round(rows * 0.15)) if has_copies else 0, exact=False, key="customer_id"
         ),
-        copies=Copies(max(1, round(rows * 0.15)) if has_copies else 0, exact=False),
         plan_order=("strip", COLUMNS, "copies"),
     )
     dirty, clean = table.generate()

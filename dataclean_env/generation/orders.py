@@ -24,7 +24,6 @@ from dataclean_env.generation.columns import (
     Copies,
     Table,
     TableRule,
-    copies_rule,
     each,
     treated,
 )
@@ -222,9 +221,10 @@ def generate(rng: random.Random) -> Generated:
                     else []
                 ),
             ),
-            copies_rule("order_id", exact=True, present=has_copies),
         ),
-        copies=Copies(max(1, round(rows * rate / 4)) if has_copies else 0, exact=True),
+        copies=Copies(
+            max(1, round(rows * rate / 4)) if has_copies else 0, exact=True, key="order_id"
+        ),
         style=style,
         draw_order=(
             "order_id",

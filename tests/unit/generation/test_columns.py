@@ -14,7 +14,6 @@ from dataclean_env.generation.columns import (
     Copies,
     Table,
     TableRule,
-    copies_rule,
     each,
 )
 from dataclean_env.generation.treatments import act
@@ -55,9 +54,8 @@ def table(**options: Any) -> Table:
         random.Random(7),
         3,
         columns,
-        (TableRule("strip", repair=lambda: [act("strip")]), copies_rule("id", True, True)),
-        style="us",
-        **options,
+        (TableRule("strip", repair=lambda: [act("strip")]),),
+        **{"style": "us", "copies": Copies(2, exact=True, key="id"), **options},
     )
 
 
@@ -119,7 +117,7 @@ def test_the_dirt_order_is_the_order_cells_are_dirtied_in() -> None:
 
 @pytest.mark.parametrize("exact", [True, False])
 def test_copies_join_the_shuffled_export_and_gold_keeps_only_kept_rows(exact: bool) -> None:
-    made = table(copies=Copies(2, exact=exact), kept=lambda row: row["id"] != 2)
+    made = table(copies=Copies(2, exact=exact, key="id"), kept=lambda row: row["id"] != 2)
     dirty, clean = made.generate()
     assert len(dirty) == 5
     assert len(dirty.drop_duplicates()) == 3  # each copy repeats one of the three rows
