@@ -94,6 +94,9 @@ class TableRule:
     repair: Callable[[], list[Action]] | None = None
 
 
+STRIP = TableRule("strip", repair=lambda: [act("strip")])  # every text cell trimmed
+
+
 @dataclass(frozen=True)
 class Copies:
     """Duplicate rows of the export, `count` of them (0: none in this instance): `exact` ones
@@ -139,13 +142,14 @@ class Table:
 
     def generate(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         """(dirty, clean) frames, drawn from `rng` in the table's frozen order."""
-        clean_rows = [self._clean_row() for _ in range(self.rows)]
+        drawn, dirtied = self._columns_in(self.draw_order), self._columns_in(self.dirt_order)
+        clean_rows = [self._clean_row(drawn) for _ in range(self.rows)]
         for column in self.columns:
             if column.faults is not None:
                 column.faults(clean_rows)
-        dirty_rows = [self._dirty_row(row) for row in clean_rows]
+        dirty_rows = [self._dirty_row(dirtied, row) for row in clean_rows]
         if self.copies is not None:
-            copies = self._copies(self.copies, clean_rows, dirty_rows)
+            copies = self._copies(self.copies, dirtied, clean_rows, dirty_rows)
             dirty_rows = shuffled_with(self.rng, dirty_rows, copies)
         return self._dirty_frame(dirty_rows), self._clean_frame(clean_rows)
 
@@ -190,23 +194,22 @@ class Table:
     def _columns_in(self, order: tuple[str, ...]) -> list[Column]:
         return [item for item in self._ordered(order) if isinstance(item, Column)]
 
-    def _clean_row(self) -> Row:
+    def _clean_row(self, drawn: list[Column]) -> Row:
         row: Row = {}
-        for column in self._columns_in(self.draw_order):
+        for column in drawn:
             row[column.name] = column.draw(row)
         return {c.name: row[c.name] for c in self.columns}
 
-    def _dirty_row(self, row: Row) -> Row:
-        dirty = {
-            c.name: c.dirt(row) if c.dirt else row[c.name]
-            for c in self._columns_in(self.dirt_order)
-        }
+    def _dirty_row(self, dirtied: list[Column], row: Row) -> Row:
+        dirty = {c.name: c.dirt(row) if c.dirt else row[c.name] for c in dirtied}
         return {c.name: dirty[c.name] for c in self.columns}
 
-    def _copies(self, copies: Copies, clean_rows: list[Row], dirty_rows: list[Row]) -> list[Row]:
+    def _copies(
+        self, copies: Copies, dirtied: list[Column], clean_rows: list[Row], dirty_rows: list[Row]
+    ) -> list[Row]:
         if copies.exact:
             return [dict(row) for row in self.rng.sample(dirty_rows, copies.count)]
-        return [self._dirty_row(row) for row in self.rng.sample(clean_rows, copies.count)]
+        return [self._dirty_row(dirtied, row) for row in self.rng.sample(clean_rows, copies.count)]
 
     def _dirty_frame(self, rows: list[Row]) -> pd.DataFrame:
         frame = pd.DataFrame(rows)

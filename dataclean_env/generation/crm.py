@@ -19,6 +19,7 @@ from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
 from dataclean_env.generation.columns import (
     COLUMNS,
+    STRIP,
     Column,
     Copies,
     Table,
@@ -137,7 +138,7 @@ def generate(rng: random.Random) -> Generated:
             ),
         ),
         (
-            TableRule("strip", repair=lambda: [act("strip")]),
+            STRIP,
             TableRule(
                 "test records",  # dropped by id after the program
                 lambda card: card.state("test_records", col="email", domain=domain),

@@ -19,10 +19,10 @@ from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
 from dataclean_env.generation.columns import (
     COLUMNS,
+    STRIP,
     Column,
     Copies,
     Table,
-    TableRule,
     each,
     treated,
 )
@@ -221,7 +221,7 @@ def generate(rng: random.Random) -> Generated:
             ),
             treated("active", lambda row: rng.random() < 0.8, flags, "typed"),
         ),
-        (TableRule("strip", repair=lambda: [act("strip")]),),
+        (STRIP,),
         copies=Copies(
             max(1, round(rows * rate / 4)) if has_copies else 0, exact=True, key="employee_id"
         ),

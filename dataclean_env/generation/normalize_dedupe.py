@@ -15,10 +15,10 @@ from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
 from dataclean_env.generation.columns import (
     COLUMNS,
+    STRIP,
     Column,
     Copies,
     Table,
-    TableRule,
     each,
     treated,
 )
@@ -82,7 +82,7 @@ def generate(rng: random.Random) -> Generated:
             ),
             treated("city", lambda row: rng.choice(CITIES), cities),
         ),
-        (TableRule("strip", repair=lambda: [act("strip")]),),
+        (STRIP,),
         copies=Copies(
             max(1, round(rows * 0.15)) if has_copies else 0, exact=False, key="customer_id"
         ),
