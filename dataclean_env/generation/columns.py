@@ -212,17 +212,28 @@ class Table:
         return [self._dirty_row(dirtied, row) for row in self.rng.sample(clean_rows, copies.count)]
 
     def _dirty_frame(self, rows: list[Row]) -> pd.DataFrame:
-        frame = pd.DataFrame(rows)
-        return frame.astype({c.name: "str" for c in self.columns if not c.typed_export})
+        return pd.DataFrame(
+            {
+                c.name: _typed([row[c.name] for row in rows], "typed" if c.typed_export else "text")
+                for c in self.columns
+            }
+        )
 
     def _clean_frame(self, rows: list[Row]) -> pd.DataFrame:
         kept = [row for row in rows if self.kept is None or self.kept(row)]
-        frame = pd.DataFrame(
-            [{c.name: c.gold(row) if c.gold else row[c.name] for c in self.columns} for row in kept]
+        return pd.DataFrame(
+            {
+                c.name: _typed([c.gold(row) if c.gold else row[c.name] for row in kept], c.dtype)
+                for c in self.columns
+            }
         )
-        for column in self.columns:
-            if column.dtype == "text":
-                frame[column.name] = frame[column.name].astype("str")
-            elif column.dtype == "datetime":
-                frame[column.name] = pd.to_datetime(frame[column.name])
-        return frame
+
+
+def _typed(values: list[Any], dtype: Literal["text", "typed", "datetime"]) -> Any:
+    """One column's cells as text, as drawn (pandas infers the type) or as datetimes; built
+    column by column, which is several times faster than a frame of rows cast afterwards."""
+    if dtype == "text":
+        return pd.Series(values, dtype="str")
+    if dtype == "datetime":
+        return pd.to_datetime(pd.Series(values))
+    return values
