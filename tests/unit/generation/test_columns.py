@@ -10,10 +10,10 @@ import pytest
 
 from dataclean_env.generation.columns import (
     COLUMNS,
+    STRIP,
     Column,
     Copies,
     Table,
-    TableRule,
     each,
 )
 from dataclean_env.generation.treatments import act
@@ -54,7 +54,7 @@ def table(**options: Any) -> Table:
         random.Random(7),
         3,
         columns,
-        (TableRule("strip", repair=lambda: [act("strip")]),),
+        (STRIP,),
         **{"style": "us", "copies": Copies(2, exact=True, key="id"), **options},
     )
 
@@ -88,7 +88,7 @@ def test_the_style_is_not_stated_when_every_styled_column_arrives_typed() -> Non
     assert card.rules == []
 
 
-def test_rows_are_drawn_in_the_draw_order_and_typed_in_both_frames() -> None:
+def test_both_frames_are_typed_by_the_declarations() -> None:
     dirty, clean = table(copies=None).generate()
     assert clean.to_dict("list") == {
         "id": [1, 2, 3],
@@ -102,6 +102,16 @@ def test_rows_are_drawn_in_the_draw_order_and_typed_in_both_frames() -> None:
     }
     assert [str(t) for t in dirty.dtypes] == ["int64", "str", "str"]
     assert [str(t) for t in clean.dtypes] == ["int64", "str", "int64"]
+
+
+def test_the_draw_order_lets_a_column_draw_from_one_declared_after_it() -> None:
+    draws = iter([5, 6])
+    columns = (
+        Column("double", lambda row: row["base"] * 2, dtype="typed", typed_export=True),
+        Column("base", lambda row: next(draws), dtype="typed", typed_export=True),
+    )
+    _, clean = Table(random.Random(0), 2, columns, draw_order=("base", COLUMNS)).generate()
+    assert clean.to_dict("list") == {"double": [10, 12], "base": [5, 6]}
 
 
 def test_the_dirt_order_is_the_order_cells_are_dirtied_in() -> None:
