@@ -212,28 +212,32 @@ class Table:
         return [self._dirty_row(dirtied, row) for row in self.rng.sample(clean_rows, copies.count)]
 
     def _dirty_frame(self, rows: list[Row]) -> pd.DataFrame:
-        return pd.DataFrame(
-            {
-                c.name: _typed([row[c.name] for row in rows], "typed" if c.typed_export else "text")
-                for c in self.columns
-            }
+        return _frame(
+            {c.name: [row[c.name] for row in rows] for c in self.columns},
+            {c.name: "typed" if c.typed_export else "text" for c in self.columns},
         )
 
     def _clean_frame(self, rows: list[Row]) -> pd.DataFrame:
         kept = [row for row in rows if self.kept is None or self.kept(row)]
-        return pd.DataFrame(
+        return _frame(
             {
-                c.name: _typed([c.gold(row) if c.gold else row[c.name] for row in kept], c.dtype)
+                c.name: [c.gold(row) if c.gold else row[c.name] for row in kept]
                 for c in self.columns
-            }
+            },
+            {c.name: c.dtype for c in self.columns},
         )
 
 
-def _typed(values: list[Any], dtype: Literal["text", "typed", "datetime"]) -> Any:
-    """One column's cells as text, as drawn (pandas infers the type) or as datetimes; built
-    column by column, which is several times faster than a frame of rows cast afterwards."""
-    if dtype == "text":
-        return pd.Series(values, dtype="str")
-    if dtype == "datetime":
-        return pd.to_datetime(pd.Series(values))
-    return values
+def _frame(
+    columns: dict[str, list[Any]], dtypes: dict[str, Literal["text", "typed", "datetime"]]
+) -> pd.DataFrame:
+    """A frame of `columns` as text, as drawn (pandas infers the type) or as datetimes. Built
+    from columns, and cast only where inference missed: several times faster than a frame of
+    rows cast as a whole."""
+    frame = pd.DataFrame(columns)
+    for name, dtype in dtypes.items():
+        if dtype == "text" and frame[name].dtype != "str":
+            frame[name] = frame[name].astype("str")
+        elif dtype == "datetime":
+            frame[name] = pd.to_datetime(frame[name])
+    return frame
