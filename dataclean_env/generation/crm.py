@@ -14,12 +14,20 @@ import datetime as dt
 import random
 from typing import Any
 
-import pandas as pd
-
 from dataclean_env.engine.values import Kind
 from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
-from dataclean_env.generation.noise import phone_digits, pick_difficulty, shuffled_with
+from dataclean_env.generation.columns import (
+    COLUMNS,
+    STRIP,
+    Column,
+    Copies,
+    Table,
+    TableRule,
+    each,
+    treated,
+)
+from dataclean_env.generation.noise import phone_digits, pick_difficulty
 from dataclean_env.generation.treatments import (
     Aliases,
     Dates,
@@ -31,7 +39,6 @@ from dataclean_env.generation.treatments import (
     number_style,
     present,
     state_cast,
-    state_style,
 )
 
 COUNTRIES = ("United States", "Germany", "France", "Brazil", "Japan", "Nigeria", "Canada", "India")
@@ -72,95 +79,88 @@ def generate(rng: random.Random) -> Generated:
     values = Numbers(rng, difficulty, style, Kind.FLOAT)
     upper_emails, has_copies = present(rng, difficulty), present(rng, difficulty)
     domain = rng.choice(TEST_DOMAINS)
-    ids = sorted(rng.sample(range(100_000, 999_999), rows))
-    clean_rows: list[dict[str, Any]] = []
-    for contact_id in ids:
-        clean_rows.append(
-            {
-                "contact_id": contact_id,
-                "full_name": names.draw(),
-                "email": f"c{contact_id}@example.com",
-                "phone": phone_digits(rng),
-                "country": rng.choice(COUNTRIES),
-                "segment": rng.choice(SEGMENTS) if rng.random() > rate / 2 else None,
-                "created_at": dt.date(2019, 1, 1) + dt.timedelta(days=rng.randrange(2000)),
-                "lifetime_value": 0.0 if rng.random() < 0.1 else round(rng.uniform(5, 25_000), 2),
-            }
-        )
-    tests = rng.sample(clean_rows, max(1, rows // 20))
-    test_ids = {row["contact_id"] for row in tests}
-    for row in tests:
-        row["email"] = f"c{row['contact_id']}@{domain}"
+    test_ids: set[int] = set()
 
-    def dirty_row(row: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "contact_id": row["contact_id"],
-            "full_name": names.render(row["full_name"]),
-            "email": row["email"].upper() if upper_emails and rng.random() < rate else row["email"],
-            "phone": phones.render(row["phone"]),
-            "country": countries.render(row["country"]),
-            "segment": row["segment"] or tokens.render(),
-            "created_at": dates.render(row["created_at"]),
-            "lifetime_value": values.render(row["lifetime_value"]),
-        }
+    def test_contacts(rows: list[dict[str, Any]]) -> None:
+        for row in rng.sample(rows, max(1, len(rows) // 20)):
+            test_ids.add(row["contact_id"])
+            row["email"] = f"c{row['contact_id']}@{domain}"
 
-    firsts = [dirty_row(row) for row in clean_rows]
-    copies = (
-        [dirty_row(row) for row in rng.sample(clean_rows, max(1, round(rows * rate / 3)))]
-        if has_copies
-        else []
+    def lifetime_rules(card: Card) -> None:
+        state_cast(card, "lifetime_value", Kind.FLOAT)
+        card.state("zero_real", col="lifetime_value")
+
+    table = Table(
+        rng,
+        rows,
+        (
+            Column(
+                "contact_id",
+                each(sorted(rng.sample(range(100_000, 999_999), rows))),
+                dtype="typed",
+                typed_export=True,
+            ),
+            treated("full_name", lambda row: names.draw(), names),
+            Column(
+                "email",
+                lambda row: f"c{row['contact_id']}@example.com",
+                dirt=lambda row: (
+                    row["email"].upper() if upper_emails and rng.random() < rate else row["email"]
+                ),
+                faults=test_contacts,
+                rules=lambda card: card.state("lower", col="email") if upper_emails else None,
+                repair=lambda: [act("lower", column="email")] if upper_emails else [],
+            ),
+            treated("phone", lambda row: phone_digits(rng), phones),
+            treated("country", lambda row: rng.choice(COUNTRIES), countries),
+            Column(
+                "segment",
+                lambda row: rng.choice(SEGMENTS) if rng.random() > rate / 2 else None,
+                dirt=lambda row: row["segment"] or tokens.render(),
+                rules=lambda card: tokens.state(card, "segment"),
+                repair=lambda: tokens.steps("segment"),
+            ),
+            treated(
+                "created_at",
+                lambda row: dt.date(2019, 1, 1) + dt.timedelta(days=rng.randrange(2000)),
+                dates,
+                dates.dtype,
+            ),
+            Column(
+                "lifetime_value",
+                lambda row: 0.0 if rng.random() < 0.1 else round(rng.uniform(5, 25_000), 2),
+                dirt=lambda row: values.render(row["lifetime_value"]),
+                dtype="typed",
+                typed_export=not values.as_text,
+                rules=lifetime_rules,
+                repair=lambda: values.steps("lifetime_value"),
+                styled=True,
+            ),
+        ),
+        (
+            STRIP,
+            TableRule(
+                "test records",  # dropped by id after the program
+                lambda card: card.state("test_records", col="email", domain=domain),
+            ),
+        ),
+        copies=Copies(
+            max(1, round(rows * rate / 3)) if has_copies else 0, exact=False, key="contact_id"
+        ),
+        style=style,
+        kept=lambda row: row["contact_id"] not in test_ids,
+        card_order=(COLUMNS, "copies", "test records"),
+        plan_order=("strip", COLUMNS, "copies"),
     )
-    dirty_rows = shuffled_with(rng, firsts, copies)
-    typed = {"contact_id", "lifetime_value"} if not values.as_text else {"contact_id"}
-    dirty = pd.DataFrame(dirty_rows).astype({c: "str" for c in dirty_rows[0] if c not in typed})
-    kept = [row for row in clean_rows if row["contact_id"] not in test_ids]
-    clean = pd.DataFrame(
-        {
-            "contact_id": [r["contact_id"] for r in kept],
-            "full_name": [names.gold(r["full_name"]) for r in kept],
-            "email": [r["email"] for r in kept],
-            "phone": [phones.gold(r["phone"]) for r in kept],
-            "country": [r["country"] for r in kept],
-            "segment": pd.Series([r["segment"] for r in kept], dtype="str"),
-            "created_at": [dates.gold(r["created_at"]) for r in kept],
-            "lifetime_value": [r["lifetime_value"] for r in kept],
-        }
-    )
-    if dates.target == "datetime":
-        clean["created_at"] = pd.to_datetime(clean["created_at"])
-
-    names.state(card, "full_name")
-    if upper_emails:
-        card.state("lower", col="email")
-    phones.state(card, "phone")
-    countries.state(card, "country")
-    tokens.state(card, "segment")
-    dates.state(card, "created_at")
-    if values.as_text:
-        state_style(card, style)
-    state_cast(card, "lifetime_value", Kind.FLOAT)
-    card.state("zero_real", col="lifetime_value")
-    if has_copies:
-        card.state("dedupe_key", key="contact_id")
-    card.state("test_records", col="email", domain=domain)
+    dirty, clean = table.generate()
+    table.state(card)
     description = card.text(
         f"CRM contacts export ({len(dirty)} rows, {difficulty}).",
         "contact_id is the protected key and the row id. You may send a whole program of "
         "operations in one step.",
     )
-    steps = [
-        act("strip"),
-        *names.steps("full_name"),
-        *([act("lower", column="email")] if upper_emails else []),
-        *phones.steps("phone"),
-        *countries.steps("country"),
-        *tokens.steps("segment"),
-        *dates.steps("created_at"),
-        *values.steps("lifetime_value"),
-        *([act("dedupe", keys=["contact_id"])] if has_copies else []),
-    ]
     plan = (
-        act("program", operations=steps),
+        act("program", operations=table.plan()),
         act("drop_rows", row_ids=sorted(test_ids)),
     )
     return Generated(

@@ -11,24 +11,20 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-import pandas as pd
-
 from dataclean_env.engine.values import Kind
 from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
+from dataclean_env.generation.columns import COLUMNS, Column, Table, each
 from dataclean_env.generation.noise import pick_difficulty
 from dataclean_env.generation.pools import FIRST_NAMES, LAST_NAMES, PRODUCTS
 from dataclean_env.generation.treatments import (
     Dates,
     Flags,
+    Numbers,
     act,
-    count,
-    money,
-    number_steps,
     number_style,
     present,
     state_cast,
-    state_style,
 )
 
 OPERATIONS = (
@@ -51,60 +47,85 @@ def generate(rng: random.Random) -> Generated:
     style = number_style(rng)
     flags = Flags(rng, difficulty)
     dates = Dates(rng, card, ("datetime",))
-    as_text = {c: present(rng, difficulty) for c in ("quantity", "unit_price", "paid")}
+    quantities = Numbers(rng, difficulty, style, Kind.INT)
+    prices = Numbers(rng, difficulty, style, Kind.FLOAT)
+    paid_as_text = present(rng, difficulty)
     start = dt.date(2023, 1, 1)
     days = [start + dt.timedelta(days=rng.randrange(700)) for _ in range(rows)]
-    clean = pd.DataFrame(
-        {
-            "order_id": sorted(rng.sample(range(10_000, 99_999), rows)),
-            "customer": [
-                f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}" for _ in range(rows)
-            ],
-            "product": [rng.choice(PRODUCTS) for _ in range(rows)],
-            "postcode": [f"{rng.randint(0, 99_999):05d}" for _ in range(rows)],
-            "quantity": [rng.choice([0, 1, 1, 2, 3, 5, 12, 1500, 2400]) for _ in range(rows)],
-            "unit_price": [round(rng.uniform(-5, 4000), 2) for _ in range(rows)],  # refunds < 0
-            "paid": [rng.random() < 0.7 for _ in range(rows)],
-            "ordered_on": pd.to_datetime(days),
-        }
+    # Each column is drawn whole, one after the other (the order version 2 froze).
+    table = Table(
+        rng,
+        rows,
+        (
+            Column(
+                "order_id",
+                each(sorted(rng.sample(range(10_000, 99_999), rows))),
+                typed_export=True,
+                dtype="typed",
+            ),
+            Column(
+                "customer",
+                each([f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}" for _ in range(rows)]),
+            ),
+            Column("product", each([rng.choice(PRODUCTS) for _ in range(rows)])),
+            Column(
+                "postcode",
+                each([f"{rng.randint(0, 99_999):05d}" for _ in range(rows)]),
+                rules=lambda card: card.state("keep_text", col="postcode"),
+            ),
+            Column(
+                "quantity",
+                each([rng.choice([0, 1, 1, 2, 3, 5, 12, 1500, 2400]) for _ in range(rows)]),
+                dirt=lambda row: quantities.render(row["quantity"]),
+                dtype="typed",
+                typed_export=not quantities.as_text,
+                rules=lambda card: state_cast(card, "quantity", Kind.INT),
+                repair=lambda: quantities.steps("quantity"),
+                styled=True,
+            ),
+            Column(
+                "unit_price",  # negative prices are refunds
+                each([round(rng.uniform(-5, 4000), 2) for _ in range(rows)]),
+                dirt=lambda row: prices.render(row["unit_price"]),
+                dtype="typed",
+                typed_export=not prices.as_text,
+                rules=lambda card: state_cast(card, "unit_price", Kind.FLOAT),
+                repair=lambda: prices.steps("unit_price"),
+                styled=True,
+            ),
+            Column(
+                "paid",
+                each([rng.random() < 0.7 for _ in range(rows)]),
+                dirt=lambda row: flags.render(row["paid"]) if paid_as_text else row["paid"],
+                dtype="typed",
+                typed_export=not paid_as_text,
+                rules=lambda card: (
+                    flags.state(card, "paid")
+                    if paid_as_text
+                    else state_cast(card, "paid", Kind.BOOL)
+                ),
+                repair=lambda: flags.steps("paid") if paid_as_text else [],
+            ),
+            Column(
+                "ordered_on",
+                each(days),
+                dirt=lambda row: dates.render(row["ordered_on"]),
+                dtype="datetime",
+                rules=lambda card: dates.state(card, "ordered_on"),
+                repair=lambda: dates.steps("ordered_on"),
+            ),
+        ),
+        style=style,
+        card_order=(COLUMNS, "postcode"),
     )
-    dirty = clean.copy()
-    if as_text["quantity"]:
-        dirty["quantity"] = [count(v, style) for v in clean["quantity"]]
-    if as_text["unit_price"]:
-        dirty["unit_price"] = [money(v, style) for v in clean["unit_price"]]
-    if as_text["paid"]:
-        dirty["paid"] = [flags.render(v) for v in clean["paid"]]
-    dirty["ordered_on"] = [dates.render(d) for d in days]
-    for column in ("customer", "product", "postcode", "ordered_on"):
-        clean[column] = clean[column].astype("str") if column != "ordered_on" else clean[column]
-        dirty[column] = dirty[column].astype("str")
-    for column in ("quantity", "unit_price", "paid"):
-        if as_text[column]:
-            dirty[column] = dirty[column].astype("str")
-
-    if as_text["quantity"] or as_text["unit_price"]:
-        state_style(card, style)
-    state_cast(card, "quantity", Kind.INT)
-    state_cast(card, "unit_price", Kind.FLOAT)
-    if as_text["paid"]:
-        flags.state(card, "paid")
-    else:
-        state_cast(card, "paid", Kind.BOOL)
-    dates.state(card, "ordered_on")
-    card.state("keep_text", col="postcode")
+    dirty, clean = table.generate()
+    table.state(card)
     description = card.text(
         f"Sales transactions ({rows} rows, {difficulty}) where columns arrived as text.",
         "Negative prices are refunds: keep them. customer and product stay text. order_id "
         "is the protected key.",
     )
-    plan = (
-        *(number_steps("quantity", style, Kind.INT) if as_text["quantity"] else []),
-        *(number_steps("unit_price", style, Kind.FLOAT) if as_text["unit_price"] else []),
-        *(flags.steps("paid") if as_text["paid"] else []),
-        *dates.steps("ordered_on"),
-    )
-    plan = (act("program", operations=list(plan)),)
+    plan = (act("program", operations=table.plan()),)
     return Generated(
         dirty, clean, "order_id", description, 12, OPERATIONS, plan, difficulty=difficulty
     )

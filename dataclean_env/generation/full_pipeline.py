@@ -14,13 +14,21 @@ import datetime as dt
 import random
 from typing import Any
 
-import pandas as pd
-
 from dataclean_env.engine.values import Kind
 from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
-from dataclean_env.generation.noise import pick_difficulty, shuffled_with
+from dataclean_env.generation.columns import (
+    COLUMNS,
+    STRIP,
+    Column,
+    Copies,
+    Table,
+    each,
+    treated,
+)
+from dataclean_env.generation.noise import pick_difficulty
 from dataclean_env.generation.treatments import (
+    Action,
     Dates,
     Flags,
     Names,
@@ -29,7 +37,6 @@ from dataclean_env.generation.treatments import (
     act,
     number_style,
     present,
-    state_style,
 )
 
 DEPARTMENTS = ("Sales", "Finance", "Engineering", "Support", "Marketing")
@@ -68,115 +75,174 @@ def generate(rng: random.Random) -> Generated:
     )
     has_copies, has_ages = present(rng, difficulty), present(rng, difficulty)
     has_future, has_negative = present(rng, difficulty), present(rng, difficulty)
-    clean_rows: list[dict[str, Any]] = [
-        {
-            "employee_id": employee_id,
-            "name": names.draw(),
-            "department": fallback if rng.random() < rate / 2 else rng.choice(DEPARTMENTS),
-            "age": rng.randint(youngest, oldest),
-            "hire_date": dt.date(2010, 1, 1) + dt.timedelta(days=rng.randrange(5400)),
-            "revenue": 0.0 if rng.random() < 0.08 else round(rng.uniform(100, 900_000), 2),
-            "active": rng.random() < 0.8,
-        }
-        for employee_id in sorted(rng.sample(range(10_000, 99_999), rows))
-    ]
     broken = max(1, round(rows * rate / 4))
+    too_old: set[int] = set()
+    too_young: set[int] = set()
+    future: set[int] = set()
+    negative: set[int] = set()
 
-    def some(flag: bool) -> set[int]:
-        return {r["employee_id"] for r in rng.sample(clean_rows, broken)} if flag else set()
+    def some(flag: bool, rows: list[dict[str, Any]]) -> set[int]:
+        return {r["employee_id"] for r in rng.sample(rows, broken)} if flag else set()
 
-    too_old = some(has_ages)
-    too_young = some(has_ages) - too_old
-    future, negative = some(has_future), some(has_negative)
-    for row in clean_rows:  # gold holds what the constraints make of the broken values
-        if row["employee_id"] in too_old:
-            row["age"] = oldest
-        if row["employee_id"] in too_young:
-            row["age"] = youngest
-        if row["employee_id"] in negative:
-            row["revenue"] = 0.0
+    # Gold holds what the constraints make of the broken values.
+    def age_faults(rows: list[dict[str, Any]]) -> None:
+        too_old.update(some(has_ages, rows))
+        too_young.update(some(has_ages, rows) - too_old)
+        for row in rows:
+            if row["employee_id"] in too_old:
+                row["age"] = oldest
+            if row["employee_id"] in too_young:
+                row["age"] = youngest
 
-    def dirty_row(row: dict[str, Any]) -> dict[str, Any]:
+    def revenue_faults(rows: list[dict[str, Any]]) -> None:
+        negative.update(some(has_negative, rows))
+        for row in rows:
+            if row["employee_id"] in negative:
+                row["revenue"] = 0.0
+
+    def age_dirt(row: dict[str, Any]) -> Any:
         age = row["age"]
         if row["employee_id"] in too_old:
             age = rng.choice([oldest + rng.randint(5, 40), 999])
         elif row["employee_id"] in too_young:
             age = rng.randint(0, youngest - 1)
-        hired = row["hire_date"]
+        return ages.render(age)
+
+    def hired_dirt(row: dict[str, Any]) -> str:
+        hired: dt.date = row["hire_date"]
         if row["employee_id"] in future:
             hired = hired.replace(year=hired.year + 100)
-        revenue = (
-            -round(rng.uniform(1, 5000), 2) if row["employee_id"] in negative else row["revenue"]
+        return dates.render(hired)
+
+    def hired_rules(card: Card) -> None:
+        dates.state(card, "hire_date")
+        if has_future:
+            card.state("century", col="hire_date")
+
+    def hired_repair() -> list[Action]:
+        steps = dates.steps("hire_date")
+        century = act(
+            "regex_replace", column="hire_date", pattern=r"^21(\d\d)", replacement=r"20\1"
         )
-        return {
-            "employee_id": row["employee_id"],
-            "name": names.render(row["name"]),
-            "department": tokens.render() if row["department"] == fallback else row["department"],
-            "age": ages.render(age),
-            "hire_date": dates.render(hired),
-            "revenue": revenues.render(revenue),
-            "active": flags.render(row["active"]),
-        }
+        return [
+            *[s for s in steps if s["operation"] != "fix_dtype"],
+            *([century] if has_future else []),
+            *[s for s in steps if s["operation"] == "fix_dtype"],
+        ]
 
-    dirty_rows = [dirty_row(row) for row in clean_rows]
-    copies = (
-        [dict(row) for row in rng.sample(dirty_rows, max(1, round(rows * rate / 4)))]
-        if has_copies
-        else []
+    table = Table(
+        rng,
+        rows,
+        (
+            Column(
+                "employee_id",
+                each(sorted(rng.sample(range(10_000, 99_999), rows))),
+                dtype="typed",
+                typed_export=True,
+            ),
+            treated("name", lambda row: names.draw(), names),
+            Column(
+                "department",
+                lambda row: fallback if rng.random() < rate / 2 else rng.choice(DEPARTMENTS),
+                dirt=lambda row: (
+                    tokens.render() if row["department"] == fallback else row["department"]
+                ),
+                rules=lambda card: tokens.state(card, "department"),
+                repair=lambda: tokens.steps("department"),
+            ),
+            Column(
+                "age",
+                lambda row: rng.randint(youngest, oldest),
+                dirt=age_dirt,
+                dtype="typed",
+                typed_export=not ages.as_text,
+                faults=age_faults,
+                rules=lambda card: (
+                    card.state("within", col="age", low=str(youngest), high=str(oldest))
+                    if has_ages
+                    else card.state(
+                        "cast",
+                        col="age",
+                        kind=Kind.INT,
+                        a_kind="an int",
+                        kind_varied="whole numbers",
+                    )
+                ),
+                repair=lambda: [
+                    *ages.steps("age"),
+                    *(
+                        [act("clamp_outliers", column="age", low=youngest, high=oldest)]
+                        if has_ages
+                        else []
+                    ),
+                ],
+            ),
+            Column(
+                "hire_date",  # future dates are century typos
+                lambda row: dt.date(2010, 1, 1) + dt.timedelta(days=rng.randrange(5400)),
+                dirt=hired_dirt,
+                gold=lambda row: dates.gold(row["hire_date"]),
+                dtype=dates.dtype,
+                faults=lambda rows: future.update(some(has_future, rows)),
+                rules=hired_rules,
+                repair=hired_repair,
+            ),
+            Column(
+                "revenue",
+                lambda row: 0.0 if rng.random() < 0.08 else round(rng.uniform(100, 900_000), 2),
+                dirt=lambda row: revenues.render(
+                    -round(rng.uniform(1, 5000), 2)
+                    if row["employee_id"] in negative
+                    else row["revenue"]
+                ),
+                dtype="typed",
+                typed_export=not revenues.as_text,
+                faults=revenue_faults,
+                rules=lambda card: (
+                    card.state("floor0", col="revenue")
+                    if has_negative
+                    else card.state(
+                        "cast",
+                        col="revenue",
+                        kind=Kind.FLOAT,
+                        a_kind="a float",
+                        kind_varied="decimals",
+                    )
+                ),
+                repair=lambda: [
+                    *revenues.steps("revenue"),
+                    *(
+                        [act("clamp_outliers", column="revenue", low=0, high=1e12)]
+                        if has_negative
+                        else []
+                    ),
+                ],
+                styled=True,
+            ),
+            treated("active", lambda row: rng.random() < 0.8, flags, "typed"),
+        ),
+        (STRIP,),
+        copies=Copies(
+            max(1, round(rows * rate / 4)) if has_copies else 0, exact=True, key="employee_id"
+        ),
+        style=style,
+        dirt_order=("age", "revenue", COLUMNS),
+        card_order=("copies", COLUMNS),
+        plan_order=("copies", "strip", COLUMNS),
     )
-    dirty = pd.DataFrame(shuffled_with(rng, dirty_rows, copies))
-    typed = {"employee_id"} | {
-        c for c, n in (("age", ages), ("revenue", revenues)) if not n.as_text
-    }
-    dirty = dirty.astype({c: "str" for c in dirty.columns if c not in typed})
-    clean = pd.DataFrame(clean_rows).astype({"name": "str", "department": "str"})
-    clean["name"] = [names.gold(n) for n in clean["name"]]
-    clean["hire_date"] = [dates.gold(d) for d in clean["hire_date"]]
-    if dates.target == "datetime":
-        clean["hire_date"] = pd.to_datetime(clean["hire_date"])
-    else:
-        clean = clean.astype({"hire_date": "str"})
-
-    if has_copies:
-        card.state("exact_duplicates")
-    names.state(card, "name")
-    tokens.state(card, "department")
-    if has_ages:
-        card.state("within", col="age", low=str(youngest), high=str(oldest))
-    else:
-        card.state("cast", col="age", kind=Kind.INT, a_kind="an int", kind_varied="whole numbers")
-    dates.state(card, "hire_date")
-    if has_future:
-        card.state("century", col="hire_date")
-    if revenues.as_text:
-        state_style(card, style)
-    if has_negative:
-        card.state("floor0", col="revenue")
-    else:
-        card.state("cast", col="revenue", kind=Kind.FLOAT, a_kind="a float", kind_varied="decimals")
-    flags.state(card, "active")
+    dirty, clean = table.generate()
+    table.state(card)
     description = card.text(
         f"Employee records ({len(dirty)} rows, {difficulty}) that need the whole pipeline.",
         "employee_id is the protected key. One operation per step.",
     )
-    plan = (
-        *([act("remove_duplicates")] if has_copies else []),
-        act("strip"),
-        *names.steps("name"),
-        *tokens.steps("department"),
-        *ages.steps("age"),
-        *([act("clamp_outliers", column="age", low=youngest, high=oldest)] if has_ages else []),
-        *[s for s in dates.steps("hire_date") if s["operation"] != "fix_dtype"],
-        *(
-            [act("regex_replace", column="hire_date", pattern=r"^21(\d\d)", replacement=r"20\1")]
-            if has_future
-            else []
-        ),
-        *[s for s in dates.steps("hire_date") if s["operation"] == "fix_dtype"],
-        *revenues.steps("revenue"),
-        *([act("clamp_outliers", column="revenue", low=0, high=1e12)] if has_negative else []),
-        *flags.steps("active"),
-    )
     return Generated(
-        dirty, clean, "employee_id", description, 20, OPERATIONS, plan, difficulty=difficulty
+        dirty,
+        clean,
+        "employee_id",
+        description,
+        20,
+        OPERATIONS,
+        tuple(table.plan()),
+        difficulty=difficulty,
     )

@@ -13,7 +13,7 @@ import datetime as dt
 import random
 import re
 from collections import Counter
-from typing import Any
+from typing import Any, Literal
 
 from dataclean_env.engine.values import Kind
 from dataclean_env.generation.card import (
@@ -223,6 +223,9 @@ class Aliases:
         self.seen: Counter[str] = Counter()
         self.used: set[str] = set()
 
+    def gold(self, value: str) -> str:
+        return value
+
     def render(self, value: str) -> str:
         # Occurrences 1, 5, 9... take the first variant and 3, 7, 11... the second: the
         # value itself keeps at least half of its rows.
@@ -301,6 +304,11 @@ class Dates:
         self.separator = "/" if card.difficulty == "easy" else rng.choice("//.-")
         self.from_data = card.leaves_to_data("dates")
         self.unambiguous = 0  # slashed dates whose day is above 12: they show the order
+
+    @property
+    def dtype(self) -> Literal["text", "datetime"]:
+        """How gold types the column: ISO text or a datetime."""
+        return "datetime" if self.target == "datetime" else "text"
 
     def gold(self, day: dt.date) -> Any:
         return day.isoformat() if self.target == "text" else day
@@ -441,6 +449,9 @@ class Flags:
             "hard": OTHER_BOOLS,
         }[difficulty]
         self.yes, self.no = rng.choice(pool)
+
+    def gold(self, value: bool) -> bool:
+        return value
 
     def render(self, value: bool) -> str:
         return self.yes if value else self.no
