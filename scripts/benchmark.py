@@ -53,14 +53,14 @@ import trainer_load  # noqa: E402
 from loadgen import load  # noqa: E402
 
 from dataclean_env.engine.episode import Episode  # noqa: E402
-from dataclean_env.engine.limits import untimed_limits  # noqa: E402
-from dataclean_env.engine.snapshot import Snapshot  # noqa: E402
 from dataclean_env.engine.step_memory import StepMemory  # noqa: E402
 from dataclean_env.operations import OpContext, resolve  # noqa: E402
 from dataclean_env.operations.program import opened  # noqa: E402
 from dataclean_env.schemas import Action  # noqa: E402
 from dataclean_env.server.episode_store import EpisodeStore  # noqa: E402
 from dataclean_env.settings import Settings  # noqa: E402
+from dataclean_env.table.limits import untimed_limits  # noqa: E402
+from dataclean_env.table.snapshot import Snapshot  # noqa: E402
 from dataclean_env.tasks import Task, default_registry  # noqa: E402
 from dataclean_env.tasks.custom import CustomFamily  # noqa: E402
 from dataclean_env.tasks.fixed import load_metadata  # noqa: E402
@@ -357,7 +357,7 @@ def real_scale_section(r: dict[str, Any]) -> list[str]:
         "A step reads and grades only what changed: columns a step leaves alone keep their "
         "value lists, and the grader, the profiles and the text budget keep what they "
         "computed on them; a `set_cells` step is graded and budgeted by the cells it touched "
-        "(`Edit` in `engine/snapshot.py`). The profile of a column it changed is computed "
+        "(`Edit` in `table/snapshot.py`). The profile of a column it changed is computed "
         "again whole, and the observation's missing counts read every column again: most "
         "of such a step's time.",
     ]

@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from dataclean_env.agents.heuristic import HeuristicAgent
-from dataclean_env.engine.values import snake_case
 from dataclean_env.errors import InvalidParameters
 from dataclean_env.operations import alias_names, get_operation, resolve
 from dataclean_env.runner.selection import EpisodeKey
+from dataclean_env.table.values import snake_case
 from dataclean_env.tasks import TaskRegistry
 
 FINISH = {"operation": "finish", "parameters": {}}

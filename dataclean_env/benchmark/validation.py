@@ -38,11 +38,11 @@ from dataclean_env.benchmark.normalised import anchors
 from dataclean_env.benchmark.suite import suite_named
 from dataclean_env.engine.doors import attempt
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import untimed_limits
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import MISSING
 from dataclean_env.operations.claims import MAX_CLAIMS
 from dataclean_env.runner.selection import EpisodeKey
+from dataclean_env.table.limits import untimed_limits
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import MISSING
 from dataclean_env.tasks import TaskRegistry
 from dataclean_env.tasks.registry import Task
 

@@ -27,13 +27,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import pandas as pd
 
-from dataclean_env.engine.deferred import Table, frame_of
-from dataclean_env.engine.limits import EngineLimits, TableBudget, check_parameters, default_limits
-from dataclean_env.engine.observation import SAMPLE_ROWS, table_summary
-from dataclean_env.engine.profiles import column_profiles
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.engine.step_memory import MAX_TABLE_CELLS, StepMemory, Transition
-from dataclean_env.engine.values import Kind
 from dataclean_env.errors import (
     EnvError,
     EpisodeFinished,
@@ -59,6 +53,12 @@ from dataclean_env.schemas import (
     StepResult,
     built,
 )
+from dataclean_env.table.deferred import Table, frame_of
+from dataclean_env.table.limits import EngineLimits, TableBudget, check_parameters, default_limits
+from dataclean_env.table.observation import SAMPLE_ROWS, table_summary
+from dataclean_env.table.profiles import column_profiles
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import Kind
 from dataclean_env.tasks import Task
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,6 @@ import random
 
 import pandas as pd
 
-from dataclean_env.engine.values import Kind
 from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
 from dataclean_env.generation.noise import pick_difficulty
@@ -30,6 +29,7 @@ from dataclean_env.generation.treatments import (
     state_cast,
     state_style,
 )
+from dataclean_env.table.values import Kind
 
 OPERATIONS = (
     "fix_dtype",

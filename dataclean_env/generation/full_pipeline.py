@@ -16,7 +16,6 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.engine.values import Kind
 from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
 from dataclean_env.generation.noise import pick_difficulty, shuffled_with
@@ -31,6 +30,7 @@ from dataclean_env.generation.treatments import (
     present,
     state_style,
 )
+from dataclean_env.table.values import Kind
 
 DEPARTMENTS = ("Sales", "Finance", "Engineering", "Support", "Marketing")
 FALLBACKS = ("Unassigned", "General", "Pending Review")

@@ -16,7 +16,6 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.engine.values import Kind
 from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
 from dataclean_env.generation.noise import padded, pick_difficulty, shuffled_with
@@ -33,6 +32,7 @@ from dataclean_env.generation.treatments import (
     state_cast,
     state_style,
 )
+from dataclean_env.table.values import Kind
 
 WAREHOUSES = ("Berlin DC", "Lagos Hub", "Osaka Depot", "Toronto Yard", "Lima Store", "Austin Lot")
 OPERATIONS = (

@@ -17,7 +17,6 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.engine.values import Kind
 from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
 from dataclean_env.generation.noise import full_name, padded, pick_difficulty, shuffled_with
@@ -32,6 +31,7 @@ from dataclean_env.generation.treatments import (
     state_cast,
     state_style,
 )
+from dataclean_env.table.values import Kind
 
 STATUSES = ("shipped", "pending", "delivered", "cancelled", "returned")
 PRICE_CAPS = (1500, 2000, 2500, 5000)

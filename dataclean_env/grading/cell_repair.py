@@ -41,9 +41,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dataclean_env.engine.int_keys import int_keys, integer_of
-from dataclean_env.engine.snapshot import Edit, Snapshot
-from dataclean_env.engine.values import (
+from dataclean_env.grading.gold_facts import all_present, first_positions, key_text
+from dataclean_env.grading.penalties import ActionRecord
+from dataclean_env.grading.reward import clamp
+from dataclean_env.table.int_keys import int_keys, integer_of
+from dataclean_env.table.snapshot import Edit, Snapshot
+from dataclean_env.table.values import (
     MISSING,
     NUMERIC_KINDS,
     Kind,
@@ -53,9 +56,6 @@ from dataclean_env.engine.values import (
     parse_date,
     parse_number,
 )
-from dataclean_env.grading.gold_facts import all_present, first_positions, key_text
-from dataclean_env.grading.penalties import ActionRecord
-from dataclean_env.grading.reward import clamp
 
 WEIGHTS = {"f1": 1.0}
 ABSENT = None  # the text of a cell whose row is not in the table

@@ -21,12 +21,12 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import MISSING, Kind, cells_equal, kind_of
 from dataclean_env.grading.gold_facts import all_present, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp
 from dataclean_env.grading.truth import Truth, Unit, error_type
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import MISSING, Kind, cells_equal, kind_of
 
 TYPE_CREDIT = 0.5  # a right cell whose type is wrong or not given
 OVER_REPORT = 2.0  # reports beyond this many times the true count are scaled down

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.grading.components import COMPONENTS, component_score
 from dataclean_env.grading.gold_facts import GoldFacts, KeyedTable
 from dataclean_env.grading.penalties import ActionRecord, penalty
+from dataclean_env.table.snapshot import Snapshot
 
 FLOOR, CEILING = 0.0001, 0.9999
 

@@ -19,7 +19,6 @@ from tqdm import tqdm
 
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
 from dataclean_env.agents.reference import AgentFactory, reference_factories
-from dataclean_env.engine.limits import untimed_limits
 from dataclean_env.generation import SPLITS
 from dataclean_env.leaderboard.versions import SUITE_GENERATORS
 from dataclean_env.runner import raha_baran, real_detection, selection, suite_report
@@ -29,6 +28,7 @@ from dataclean_env.runner.report import AgentNote, markdown, plot
 from dataclean_env.runner.results import EpisodeResult, ResultsFile
 from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.runner.stats import Summary, summarise, summarise_by
+from dataclean_env.table.limits import untimed_limits
 from dataclean_env.tasks import TaskRegistry, TaskSpec, default_registry
 from dataclean_env.tasks.generated import instance
 

@@ -31,7 +31,6 @@ from tqdm import tqdm
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
 from dataclean_env.agents.reference import AgentFactory, reference_factories
 from dataclean_env.benchmark.normalised import MEANING, anchors
-from dataclean_env.engine.limits import untimed_limits
 from dataclean_env.errors import EnvError, UnknownTask
 from dataclean_env.generation import SPLITS
 from dataclean_env.runner import selection
@@ -39,6 +38,7 @@ from dataclean_env.runner.backends import Backend, LocalBackend, RemoteBackend
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.results import EpisodeResult, ResultsFile
 from dataclean_env.runner.summary import summary_lines
+from dataclean_env.table.limits import untimed_limits
 from dataclean_env.tasks import TaskRegistry, default_registry
 
 AGENTS = ("auto", "llm", "heuristic", "noop", "random", "oracle")

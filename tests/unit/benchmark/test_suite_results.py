@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-import dataclean_env.engine.limits as limits_module
+import dataclean_env.table.limits as limits_module
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.benchmark import measure
 from dataclean_env.benchmark.baselines import AGENTS, instance_row

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from dataclean_env.engine.episode import Episode, next_step
-from dataclean_env.engine.limits import EngineLimits
 from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import (
     EnvError,
@@ -24,6 +23,7 @@ from dataclean_env.errors import (
     UnknownOperation,
 )
 from dataclean_env.schemas import Action
+from dataclean_env.table.limits import EngineLimits
 from dataclean_env.tasks import TaskRegistry
 
 pytestmark = pytest.mark.unit

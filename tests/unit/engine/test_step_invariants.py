@@ -19,7 +19,6 @@ import pandas as pd
 import pytest
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import EngineLimits
 from dataclean_env.errors import (
     InvalidParameters,
     InvalidText,
@@ -32,6 +31,7 @@ from dataclean_env.operations import operation_names
 from dataclean_env.operations.claims import CLAIM_OPERATIONS
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
+from dataclean_env.table.limits import EngineLimits
 from dataclean_env.tasks import TaskRegistry, registry_for
 from tests.support import EXAMPLES
 

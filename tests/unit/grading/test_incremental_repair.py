@@ -7,9 +7,9 @@ from __future__ import annotations
 import random
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import TableBudget, default_limits
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.schemas import Action
+from dataclean_env.table.limits import TableBudget, default_limits
+from dataclean_env.table.snapshot import Snapshot
 from dataclean_env.tasks.custom import load_custom_task
 from tests.support import ROOT
 

@@ -16,9 +16,9 @@ from functools import lru_cache
 from itertools import filterfalse
 from typing import Any, NoReturn
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import Kind
 from dataclean_env.errors import InvalidParameters, InvalidText, StepTimeLimit, TooLarge
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import Kind
 
 
 @dataclass(frozen=True)
