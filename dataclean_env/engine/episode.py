@@ -27,7 +27,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import pandas as pd
 
-from dataclean_env.engine.step_memory import MAX_TABLE_CELLS, StepMemory, Transition
+from dataclean_env.engine.step_memory import StepMemory, Transition
 from dataclean_env.errors import (
     EnvError,
     EpisodeFinished,
@@ -54,7 +54,13 @@ from dataclean_env.schemas import (
     built,
 )
 from dataclean_env.table.deferred import Table, frame_of
-from dataclean_env.table.limits import EngineLimits, TableBudget, check_parameters, default_limits
+from dataclean_env.table.limits import (
+    MAX_TABLE_CELLS,
+    EngineLimits,
+    TableBudget,
+    check_parameters,
+    default_limits,
+)
 from dataclean_env.table.observation import SAMPLE_ROWS, table_summary
 from dataclean_env.table.profiles import column_profiles
 from dataclean_env.table.snapshot import Snapshot

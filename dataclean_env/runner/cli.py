@@ -29,14 +29,15 @@ from pathlib import Path
 from tqdm import tqdm
 
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
-from dataclean_env.agents.reference import AgentFactory, reference_factories
+from dataclean_env.agents.protocol import AgentFactory
+from dataclean_env.agents.reference import reference_factories
+from dataclean_env.benchmark import selection
 from dataclean_env.benchmark.normalised import MEANING, anchors
+from dataclean_env.benchmark.results import EpisodeResult, ResultsFile
 from dataclean_env.errors import EnvError, UnknownTask
 from dataclean_env.generation import SPLITS
-from dataclean_env.runner import selection
 from dataclean_env.runner.backends import Backend, LocalBackend, RemoteBackend
 from dataclean_env.runner.loop import run_episode
-from dataclean_env.runner.results import EpisodeResult, ResultsFile
 from dataclean_env.runner.summary import summary_lines
 from dataclean_env.table.limits import untimed_limits
 from dataclean_env.tasks import TaskRegistry, default_registry

@@ -15,9 +15,9 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from dataclean_env.engine.step_memory import MAX_TABLE_CELLS
 from dataclean_env.errors import UnknownTask
 from dataclean_env.grading import ActionRecord
+from dataclean_env.table.limits import MAX_TABLE_CELLS
 from dataclean_env.table.snapshot import Snapshot
 from dataclean_env.table.values import Kind
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from dataclean_env.benchmark.suite import suites
+from dataclean_env.benchmark.versions import SUITE_GENERATORS
 from dataclean_env.generation.digests import DIGESTS
-from dataclean_env.leaderboard.versions import SUITE_GENERATORS
 from dataclean_env.tasks import claims, corpus
 from dataclean_env.tasks.generated import (
     FAMILIES,

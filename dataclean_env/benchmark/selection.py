@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.tasks import TaskRegistry
 
 FAMILIES = ("fixed", "generated", "corpus", "custom", "showcase", "claims", "all")
-
-
-@dataclass(frozen=True)
-class EpisodeKey:
-    task_id: str
-    seed: int | None
-    split: str
 
 
 def parse_seeds(text: str) -> list[int]:
