@@ -42,6 +42,7 @@ def test_ci_runs_the_tiers_fast_first_then_the_readme_test_command(tmp_path: Pat
         "uv run --locked ruff check .",
         "uv run --locked ruff format --check .",
         "uv run --locked mypy",
+        "uv run --locked lint-imports --no-cache",
         "uv run --locked pytest -x tests/unit",
         "uv run --locked pytest -x tests/api",
         "uv run --locked pytest -x tests/e2e",
