@@ -29,7 +29,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
-from dataclean_env.agents.protocol import AgentFactory
+from dataclean_env.agents.protocol import AgentFactory, EpisodeKey
 from dataclean_env.agents.reference import reference_factories
 from dataclean_env.benchmark import selection
 from dataclean_env.benchmark.normalised import MEANING, anchors
@@ -146,7 +146,7 @@ def leaderboard_run(args: argparse.Namespace, registry: TaskRegistry) -> int:
     if args.agent == "oracle":
         raise SystemExit("the oracle replays public solutions; it cannot play the secret split")
     make_agent = agent_factory(args, registry)
-    agent_name = make_agent(selection.EpisodeKey("leaderboard", 0, "secret")).name
+    agent_name = make_agent(EpisodeKey("leaderboard", 0, "secret")).name
     runs_dir = args.runs_dir or leaderboard.RUNS_DIR
     if args.resume:
         finished = leaderboard.resume(args.env_url, args.resume, make_agent, runs_dir)
