@@ -27,7 +27,7 @@ from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import SPLITS, instance_rng, secret_rng
 from dataclean_env.generation import formats as formats_generator
 from dataclean_env.generation import planted as planted_generator
-from dataclean_env.grading.claims import (
+from dataclean_env.grading.claim_graders import (
     AUDIT_WEIGHTS,
     AuditGrader,
     DetectionGrader,

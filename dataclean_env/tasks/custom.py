@@ -64,7 +64,7 @@ class TaskFile(BaseModel):
     )
     grade_headers: bool = False
     # Extra task kinds made from this folder ("detection", "standardisation", "audit"):
-    # see tasks/claims.py. The cleaning task is always made.
+    # see tasks/claim_families.py. The cleaning task is always made.
     kinds: list[Literal["detection", "standardisation", "audit"]] = Field(default_factory=list)
 
 

@@ -17,7 +17,7 @@ from dataclean_env.benchmark.suite import (
     suite_named,
     suites,
 )
-from dataclean_env.tasks.claims import GENERATED as CLAIMS_FAMILIES
+from dataclean_env.tasks.claim_families import GENERATED as CLAIMS_FAMILIES
 from dataclean_env.tasks.generated import FAMILIES
 
 SECRET = b"test-suite-secret"

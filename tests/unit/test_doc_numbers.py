@@ -17,7 +17,7 @@ from dataclean_env.benchmark.suite import INDEX_BITS, suite_named
 from dataclean_env.errors import ClientQuotaReached, StoreFull
 from dataclean_env.generation.noise import DIFFICULTIES
 from dataclean_env.grading import penalties
-from dataclean_env.grading.claims import AUDIT_WEIGHTS
+from dataclean_env.grading.claim_graders import AUDIT_WEIGHTS
 from dataclean_env.grading.truth import DOMAIN_VALUES
 from dataclean_env.leaderboard.names import MODEL_LENGTH, NAME_LENGTH
 from dataclean_env.leaderboard.service import (

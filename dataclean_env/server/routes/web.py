@@ -37,7 +37,7 @@ from dataclean_env.server.routes.episodes import run_sized
 from dataclean_env.server.table_view import MAX_PAGE, table_page
 from dataclean_env.settings import PACKAGE_DIR, PROJECT_ROOT
 from dataclean_env.tasks import TaskRegistry
-from dataclean_env.tasks.claims import GENERATED as CLAIMS_FAMILIES
+from dataclean_env.tasks.claim_families import GENERATED as CLAIMS_FAMILIES
 from dataclean_env.tasks.generated import FAMILIES, predicted_difficulty
 
 router = APIRouter(tags=["web page"])

@@ -135,7 +135,7 @@ class ExplodingGrader:
 
 def test_the_table_covers_every_operation() -> None:
     # Every cleaning operation; the claim operations (detection, audit) are covered by
-    # tests/unit/tasks/test_claims.py, which checks their refusals change nothing.
+    # tests/unit/tasks/test_claim_families.py, which checks their refusals change nothing.
     assert sorted(name for name, _, _ in EVERY_OPERATION) == sorted(
         set(operation_names()) - CLAIM_OPERATIONS
     )

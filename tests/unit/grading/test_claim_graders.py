@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dataclean_env.grading.claims import (
+from dataclean_env.grading.claim_graders import (
     AuditGrader,
     DetectionGrader,
     StandardisationGrader,

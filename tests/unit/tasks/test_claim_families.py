@@ -21,7 +21,7 @@ from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import default_registry
-from dataclean_env.tasks.claims import (
+from dataclean_env.tasks.claim_families import (
     GENERATED,
     SHOWCASES,
     ClaimsFamily,
