@@ -151,7 +151,7 @@ def leaderboard_run(args: argparse.Namespace, registry: TaskRegistry) -> int:
     if args.resume:
         finished = leaderboard.resume(args.env_url, args.resume, make_agent, runs_dir)
         return 1 if any(r.error for r in finished) else 0
-    families = [args.family] if args.family not in selection.FAMILIES else None
+    families = [args.family] if args.family not in selection.TASK_GROUPS else None
     practice = families is not None or args.episodes is not None
     declared = leaderboard.declared(args, agent_name)
     finished = leaderboard.run(
