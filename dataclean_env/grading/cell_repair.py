@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dataclean_env.grading.abilities import GraderAbilities
 from dataclean_env.grading.gold_facts import all_present, first_positions, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp
@@ -164,7 +165,8 @@ class _Alignment:
         return self.n_rows >= len(self.picks) and self.picks == list(range(len(self.picks)))
 
 
-class CellRepairGrader:
+class CellRepairGrader(GraderAbilities):
+    offers_labels = True
     """Built once per task from the dirty and clean tables (as the episode loads them)."""
 
     def __init__(
@@ -280,8 +282,7 @@ class CellRepairGrader:
     ) -> dict[str, float]:
         return self.combine(self.components(snapshot), history, max_steps)
 
-    @staticmethod
-    def repair_report(scores: Mapping[str, float]) -> dict[str, float | int]:
+    def repair_report(self, scores: Mapping[str, float]) -> dict[str, float | int]:
         """Exact figures for `info`, `/state` and the runner (not clamped, not rounded)."""
         return {
             "precision": scores["precision"],

@@ -31,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from dataclean_env.grading.abilities import GraderAbilities
 from dataclean_env.grading.gold_facts import all_present, first_positions, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp, reward_object
@@ -81,7 +82,7 @@ def _keys(values: list[Any]) -> list[str | None]:
 
 
 @dataclass(frozen=True)
-class PreservationGrader:
+class PreservationGrader(GraderAbilities):
     key: str
     kinds: Mapping[str, Kind]
     gold_keys: frozenset[str]

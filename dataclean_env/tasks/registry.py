@@ -69,6 +69,16 @@ class TaskGrader(Protocol):
 
     def gold_rows_missing(self, snapshot: Snapshot) -> int: ...
 
+    # The abilities beyond scoring (`grading.abilities.GraderAbilities` answers for a
+    # grader that lacks one).
+    offers_labels: bool
+
+    def graded(self, snapshot: Snapshot, previous: Any) -> tuple[dict[str, float], Any]: ...
+
+    def repair_report(self, scores: Mapping[str, float]) -> dict[str, float | int] | None: ...
+
+    def clean_rows(self, keys: Sequence[Any]) -> dict[str, dict[str, str] | None]: ...
+
 
 @dataclass(frozen=True)
 class Task:

@@ -26,7 +26,8 @@ from fastapi.responses import FileResponse, HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
 from dataclean_env.agents.heuristic import HeuristicAgent
-from dataclean_env.engine.episode import Episode, opening_of
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.opening import opening_of
 from dataclean_env.errors import EpisodeFinished, NoInstances
 from dataclean_env.schemas import Action
 from dataclean_env.server.deps import get_registry, get_store

@@ -52,5 +52,5 @@ def test_edited_columns_are_graded_by_their_touched_cells_and_agree_with_a_full_
         full = fresh_grader.counts(Snapshot.of(episode.table))
         assert grader.counts(after) == full
         assert TableBudget(default_limits(), Snapshot.of(episode.table)).total == (
-            episode._budget.total
+            episode.committed.budget.total
         )
