@@ -21,15 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dataclean_env.errors import InvalidText, OperationFailed
-from dataclean_env.grading.cell_repair import (
-    _LOST,
-    ABSENT,
-    CellRepairGrader,
-    _text_column_counts,
-    _text_or_absent,
-    _texts,
-    cell_text,
-)
+from dataclean_env.grading.cell_repair import CellRepairGrader, _text_column_counts
+from dataclean_env.grading.cell_text import _LOST, ABSENT, _text_or_absent, _texts, cell_text
 from dataclean_env.grading.gold_facts import key_text
 from dataclean_env.operations.column_checks import _rewritten, _rewritten_cells
 from dataclean_env.operations.dtypes import Column, to_datetime

@@ -20,7 +20,7 @@ import pytest
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.engine.episode import Episode
-from dataclean_env.grading.cell_repair import cell_text
+from dataclean_env.grading.cell_text import cell_text
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.schemas import Action
