@@ -19,10 +19,10 @@ from __future__ import annotations
 import sys
 
 from dataclean_env.agents.heuristic import HeuristicAgent
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.cli import main
 from dataclean_env.runner.loop import run_episode as play
-from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.tasks import default_registry
 
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from dataclean_env.engine.doors import attempt, start_episode
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import EngineLimits
 from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.schemas import Action, EpisodeState, StepResult
+from dataclean_env.table.limits import EngineLimits
 from dataclean_env.tasks import TaskRegistry, default_registry
 
 

@@ -173,7 +173,7 @@ class Reward(BaseModel):
     precision: float | None = None
     recall: float | None = None
     f1: float | None = None
-    # Tasks graded on claims (dataclean_env/grading/claims.py): detection, standardisation,
+    # Tasks graded on claims (dataclean_env/grading/claim_graders.py): detection, standardisation,
     # and the audit's four phases.
     detection_precision: float | None = None
     detection_recall: float | None = None

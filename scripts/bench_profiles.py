@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dataclean_env.engine.episode import Episode  # noqa: E402
-from dataclean_env.engine.profiles import column_profiles  # noqa: E402
-from dataclean_env.engine.snapshot import Snapshot  # noqa: E402
 from dataclean_env.schemas import Action  # noqa: E402
 from dataclean_env.settings import Settings  # noqa: E402
+from dataclean_env.table.profiles import column_profiles  # noqa: E402
+from dataclean_env.table.snapshot import Snapshot  # noqa: E402
 from dataclean_env.tasks import default_registry  # noqa: E402
 from dataclean_env.tasks.fixed import load_metadata  # noqa: E402
 

@@ -8,6 +8,10 @@ a bare FastAPI app, in one run; writes docs/BENCHMARKS.md and the plots beside i
     uv run python scripts/benchmark.py --quick   # fewer repeats, for a smoke run
     uv run python scripts/benchmark.py --only scaling clients   # some sections; updates just those
     uv run python scripts/benchmark.py --only real_scale   # the 50,000-row real table alone
+    git worktree add /tmp/before 6603a4f && \
+    uv run python scripts/benchmark.py --only client --before /tmp/before --cleanify ...
+        # one client's step rate, the step memory off, of another checkout of this project
+        # (before a change) beside this one (after it) and CleanifyAI, in one run
 
 Measured: engine time per step (inside `Episode.step`) on the original tasks and the
 generated families; step cost against table size up to 100,000 rows; one HTTP client's
@@ -53,14 +57,14 @@ import trainer_load  # noqa: E402
 from loadgen import load  # noqa: E402
 
 from dataclean_env.engine.episode import Episode  # noqa: E402
-from dataclean_env.engine.limits import untimed_limits  # noqa: E402
-from dataclean_env.engine.snapshot import Snapshot  # noqa: E402
 from dataclean_env.engine.step_memory import StepMemory  # noqa: E402
 from dataclean_env.operations import OpContext, resolve  # noqa: E402
 from dataclean_env.operations.program import opened  # noqa: E402
 from dataclean_env.schemas import Action  # noqa: E402
 from dataclean_env.server.episode_store import EpisodeStore  # noqa: E402
 from dataclean_env.settings import Settings  # noqa: E402
+from dataclean_env.table.limits import untimed_limits  # noqa: E402
+from dataclean_env.table.snapshot import Snapshot  # noqa: E402
 from dataclean_env.tasks import Task, default_registry  # noqa: E402
 from dataclean_env.tasks.custom import CustomFamily  # noqa: E402
 from dataclean_env.tasks.fixed import load_metadata  # noqa: E402
@@ -357,7 +361,7 @@ def real_scale_section(r: dict[str, Any]) -> list[str]:
         "A step reads and grades only what changed: columns a step leaves alone keep their "
         "value lists, and the grader, the profiles and the text budget keep what they "
         "computed on them; a `set_cells` step is graded and budgeted by the cells it touched "
-        "(`Edit` in `engine/snapshot.py`). The profile of a column it changed is computed "
+        "(`Edit` in `table/snapshot.py`). The profile of a column it changed is computed "
         "again whole, and the observation's missing counts read every column again: most "
         "of such a step's time.",
     ]
@@ -487,9 +491,19 @@ class Server:
         self.stop()
 
 
-def ours(workers: int = 1, step_memory: bool = True, extra: dict[str, str] | None = None) -> Server:
+def ours(
+    workers: int = 1,
+    step_memory: bool = True,
+    extra: dict[str, str] | None = None,
+    checkout: Path = ROOT,
+) -> Server:
+    """Our server; from another `checkout` of this project (`--before`), that checkout's
+    package, with its own `.venv` if it has one, else this interpreter (its folder first on
+    the path, so its `dataclean_env` is the one imported)."""
     port = free_port()
-    argv = [sys.executable, "-m", "dataclean_env.server.app", "--host", "127.0.0.1"]
+    python = checkout / ".venv" / "bin" / "python"
+    interpreter = str(python) if checkout != ROOT and python.exists() else sys.executable
+    argv = [interpreter, "-m", "dataclean_env.server.app", "--host", "127.0.0.1"]
     # One client resets far more often than the per-client creation limit allows: the
     # benchmark measures serving, not the rate limiter's 429s. No access log, as the other
     # servers here run (--log-level warning).
@@ -498,9 +512,12 @@ def ours(workers: int = 1, step_memory: bool = True, extra: dict[str, str] | Non
         "DCE_CREATION_BURST": "1000000",
         "DCE_ACCESS_LOG": "false",
         "DCE_STEP_MEMORY": str(step_memory).lower(),
+        **({"PYTHONPATH": str(checkout)} if checkout != ROOT else {}),
         **(extra or {}),
     }
-    return Server([*argv, "--port", str(port), "--workers", str(workers)], ROOT, port, unlimited)
+    return Server(
+        [*argv, "--port", str(port), "--workers", str(workers)], checkout, port, unlimited
+    )
 
 
 def echo(sessions: int) -> contextlib.AbstractContextManager[Server]:
@@ -740,6 +757,48 @@ def client_goal_row(rate: dict[str, float]) -> str:
     )
 
 
+def revision(checkout: Path) -> str:
+    """The checkout's commit (short hash), or its folder's name outside git."""
+    done = subprocess.run(
+        ["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip() if done.returncode == 0 else checkout.name
+
+
+def before_after_section(
+    before: tuple[str, float], after: tuple[str, float], cleanify: float | None
+) -> list[str]:
+    """Report lines: one client's steps/s with the step memory off (every step computed),
+    of the checkout before a change and this one after it, as (commit, rate), each also
+    as a multiple of CleanifyAI's rate in the same run when it ran."""
+    header = ["| checkout | steps/s |", "|---|---|"]
+    rows = [
+        f"| before ({before[0]}) | {before[1]:.0f} |",
+        f"| after ({after[0]}) | {after[1]:.0f} |",
+    ]
+    if cleanify:
+        header = ["| checkout | steps/s | vs CleanifyAI |", "|---|---|---|"]
+        rows = [
+            f"| before ({before[0]}) | {before[1]:.0f} | {before[1] / cleanify:.1f}x |",
+            f"| after ({after[0]}) | {after[1]:.0f} | {after[1] / cleanify:.1f}x |",
+            f"| CleanifyAI | {cleanify:.0f} | 1.0x |",
+        ]
+    return [
+        "## Before and after (one client, the step memory off)",
+        "",
+        "One client, episode ids, every step computed (`DCE_STEP_MEMORY=false`), the same "
+        "plans as the table above, in the same alternating rounds (`--before`): another "
+        "checkout of this project served from its own folder beside this one.",
+        "",
+        *header,
+        *rows,
+        "",
+        f"After / before: **{after[1] / before[1]:.2f}x**.",
+    ]
+
+
 def goal_row(big: dict[str, float]) -> str:
     return (
         f"| 100,000-row step | < 250 ms | median {big['median_ms']:.0f} ms, slowest "
@@ -767,6 +826,8 @@ def size_section(results: dict[int, dict[str, float]]) -> list[str]:
 
 
 SECTIONS = ("engine", "scaling", "memory", "cold", "client", "clients", "trainers", "real_scale")
+# The other checkout's server (`--before`) among section client's servers and measures.
+BEFORE = "before, episode ids, step memory off"
 # How the header of a report names a later run of some of its sections (`--only`).
 AGAIN = "Measured again by "
 
@@ -861,6 +922,12 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--cleanify", type=Path, help="the original server's checkout")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="another checkout of this project (e.g. a `git worktree` at an older commit): "
+        "section client also measures its server, the step memory off, beside ours",
+    )
     parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "BENCHMARKS.md")
     parser.add_argument(
@@ -897,6 +964,7 @@ def main() -> int:
     }
     if baseline:
         makers["CleanifyAI"] = lambda: cleanify(args.cleanify)
+    compared = args.before is not None and "client" in only
     started: dict[str, float] = {name: float("inf") for name in makers}
     cpu: dict[str, float] = {name: float("inf") for name in makers}
     for _ in tqdm(range(runs if "cold" in only else 0), desc="servers: cold start", **PROGRESS):
@@ -907,13 +975,17 @@ def main() -> int:
     rate: dict[str, float] = {}
     ws_rate = ws_echo = ws_transport = 0.0
     common: list[str] = []
+    before_rate = 0.0
     if "client" in only:
         with contextlib.ExitStack() as stack:
             servers = {name: stack.enter_context(make()) for name, make in makers.items()}
+            if compared:
+                servers[BEFORE] = stack.enter_context(ours(step_memory=False, checkout=args.before))
             url, off_url = servers["ours"].url, servers["ours, step memory off"].url
             common = served_tasks(url)
-            if baseline:
-                common = [t for t in common if t in served_tasks(servers["CleanifyAI"].url)]
+            for other in ("CleanifyAI", BEFORE):
+                if other in servers:
+                    common = [t for t in common if t in served_tasks(servers[other].url)]
             measures: dict[str, Callable[[], float]] = {
                 "ours, episode ids": lambda: drive(url, short, common, True),
                 "ours, episode ids, a new instance every episode": lambda: drive(
@@ -942,6 +1014,8 @@ def main() -> int:
                 measures["CleanifyAI"] = lambda: drive(
                     servers["CleanifyAI"].url, short, common, False, checked=False
                 )
+            if compared:
+                measures[BEFORE] = lambda: drive(servers[BEFORE].url, short, common, True)
             drive(url, 2, list(PLANS), True)  # warm-up: first-request paths, caches
             drive_ws(url, 1, True)
             for name, server in servers.items():
@@ -955,6 +1029,7 @@ def main() -> int:
                     best[name] = max(best[name], measure())
         ws_rate, ws_echo = best.pop("ours /ws"), best.pop("bare /ws echo")
         ws_transport = best.pop("ours /ws, engine time taken out")
+        before_rate = best.pop(BEFORE, 0.0)
         rate = best
     # The two set-ups run side by side (idle when not measured), alternating per client count.
     throughput: dict[str, dict[int, dict]] = {"1 process": {}, "--workers 2": {}}
@@ -984,6 +1059,7 @@ def main() -> int:
 
     command = (
         f"uv run python scripts/benchmark.py{' --cleanify ...' if baseline else ''}"
+        f"{' --before ...' if compared else ''}"
         f"{' --quick' if args.quick else ''}"
     )
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -1070,6 +1146,10 @@ def main() -> int:
             "`Episode.step` and reset), i.e. the rate the transport alone (client, uvicorn, "
             "framework, our routes and guards) would allow.",
         ]
+    if before_rate:
+        after = (revision(ROOT), rate["ours, episode ids, step memory off"])
+        before = (revision(args.before), before_rate)
+        lines += ["", *before_after_section(before, after, rate.get("CleanifyAI"))]
     if "cold" in only:
         lines += [
             "",
@@ -1154,7 +1234,10 @@ def main() -> int:
         "versions above, and pass the folder as `--cleanify`. It serves one shared episode "
         "per task, so it is driven without episode ids, as its clients call it; our server "
         "is measured both ways. The bare endpoint is `scripts/bare_app.py` on our own stack "
-        "(uvloop, httptools): it parses the JSON body and answers a fixed object.",
+        "(uvloop, httptools): it parses the JSON body and answers a fixed object. "
+        "`--before PATH` serves another checkout of this project (`git worktree add PATH "
+        "<commit>`) from its own folder, with its `.venv` if it has one, else this one's, "
+        "the step memory off, beside ours in the one-client rounds: the before/after table.",
         "",
     ]
     text = "\n".join(lines)

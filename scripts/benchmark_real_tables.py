@@ -28,9 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dataclean_env.engine.episode import Episode  # noqa: E402
-from dataclean_env.engine.limits import EngineLimits  # noqa: E402
-from dataclean_env.engine.snapshot import Snapshot  # noqa: E402
 from dataclean_env.schemas import Action  # noqa: E402
+from dataclean_env.table.limits import EngineLimits  # noqa: E402
+from dataclean_env.table.snapshot import Snapshot  # noqa: E402
 from dataclean_env.tasks.custom import load_custom_task  # noqa: E402
 from dataclean_env.tasks.registry import Task  # noqa: E402
 

@@ -34,10 +34,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from benchmark_real_tables import write_section as write_marked  # noqa: E402
 
 from dataclean_env.engine.episode import Episode  # noqa: E402
-from dataclean_env.engine.limits import EngineLimits  # noqa: E402
 from dataclean_env.operations.sql import in_sandbox, sandbox_pool  # noqa: E402
 from dataclean_env.sandbox import sql_jobs  # noqa: E402
 from dataclean_env.schemas import Action  # noqa: E402
+from dataclean_env.table.limits import EngineLimits  # noqa: E402
 from dataclean_env.tasks.custom import load_custom_task  # noqa: E402
 from dataclean_env.tasks.registry import Task  # noqa: E402
 

@@ -19,8 +19,8 @@ from typing import Any
 from dataclean_env.schemas import Observation
 from dataclean_env.settings import Settings, bundled_datasets
 from dataclean_env.tasks import registry_for
-from dataclean_env.tasks.claims import GENERATED as SEEDED_CLAIMS
-from dataclean_env.tasks.claims import max_steps_bounds
+from dataclean_env.tasks.claim_families import GENERATED as SEEDED_CLAIMS
+from dataclean_env.tasks.claim_families import max_steps_bounds
 from dataclean_env.tasks.corpus import MIN_STEPS
 
 ROOT = Path(__file__).resolve().parents[1]

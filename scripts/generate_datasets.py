@@ -26,9 +26,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dataclean_env.engine.values import cells_equal, kind_of  # noqa: E402
 from dataclean_env.operations import OpContext, replay  # noqa: E402
 from dataclean_env.operations.outliers import outlier_mask  # noqa: E402
+from dataclean_env.table.values import cells_equal, kind_of  # noqa: E402
 from dataclean_env.tasks.fixed import cast_to_schema, read_table  # noqa: E402
 
 # Frozen on purpose, not imported from dataclean_env.generation.pools: the committed fixed

@@ -24,7 +24,7 @@ from dataclean_env.agents.profiling import TableProfile
 from dataclean_env.agents.real_repair import LabelledRepairer
 from dataclean_env.agents.rule_card import CardPlan, read_card
 from dataclean_env.agents.unlabelled_repair import UnlabelledRepairer
-from dataclean_env.engine.values import snake_case
+from dataclean_env.table.values import snake_case
 
 _KINDS = "int|float|str|datetime|bool"
 _TARGET = re.compile(rf"\b([a-z][a-z0-9_]*) (?:{_KINDS})\b")

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from dataclean_env.engine.values import NUMERIC_KINDS, Kind
 from dataclean_env.operations.formats import eu_number_steps
+from dataclean_env.table.values import NUMERIC_KINDS, Kind
 
 ActionDict = dict[str, Any]  # an action envelope as JSON: {"operation", "parameters"}
 NO_CEILING = 1e12

@@ -20,13 +20,10 @@ from collections.abc import Callable
 from typing import Any
 
 from dataclean_env.agents.heuristic import HeuristicAgent
-from dataclean_env.agents.reference import (
-    Agent,
-    NoOpAgent,
-    OracleAgent,
-    RandomAgent,
-    TemplateAgent,
-)
+from dataclean_env.agents.protocol import Agent, EpisodeKey
+from dataclean_env.agents.random_agent import RandomAgent
+from dataclean_env.agents.reference import NoOpAgent, OracleAgent
+from dataclean_env.agents.template import TemplateAgent
 from dataclean_env.benchmark.measure import (
     DRAW_SEED,
     SECRET,
@@ -37,7 +34,6 @@ from dataclean_env.benchmark.measure import (
 )
 from dataclean_env.benchmark.normalised import anchors
 from dataclean_env.benchmark.suite import DEFINITION, Cell, secret_instance, suite_named
-from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.tasks.registry import Task
 
 BASELINES_FILE = DEFINITION.parent / "baselines.json"

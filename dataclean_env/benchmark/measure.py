@@ -16,13 +16,13 @@ import sys
 from typing import Any
 
 from dataclean_env.agents.heuristic import HeuristicAgent
-from dataclean_env.agents.reference import Agent
+from dataclean_env.agents.protocol import Agent
 from dataclean_env.benchmark.normalised import Anchors, anchors
+from dataclean_env.benchmark.stats import bootstrap_interval
 from dataclean_env.benchmark.suite import DEFINITION, Cell, secret_instance, suite_named
 from dataclean_env.engine.doors import attempt
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import untimed_limits
-from dataclean_env.runner.stats import bootstrap_interval
+from dataclean_env.table.limits import untimed_limits
 from dataclean_env.tasks.generated import GENERATOR_VERSIONS
 from dataclean_env.tasks.registry import Task
 

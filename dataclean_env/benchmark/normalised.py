@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import untimed_limits
 from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
+from dataclean_env.table.limits import untimed_limits
 from dataclean_env.tasks.registry import Task
 
 # What the normalised score means, in the words the README, the page, the runner and the

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from dataclean_env.generation import secret_rng
 from dataclean_env.generation.noise import pick_difficulty
-from dataclean_env.tasks.claims import GENERATED as CLAIMS_FAMILIES
-from dataclean_env.tasks.claims import secret_claims_task
+from dataclean_env.tasks.claim_families import GENERATED as CLAIMS_FAMILIES
+from dataclean_env.tasks.claim_families import secret_claims_task
 from dataclean_env.tasks.generated import FAMILIES, secret_task
 from dataclean_env.tasks.registry import Task
 

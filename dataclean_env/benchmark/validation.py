@@ -32,17 +32,17 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from dataclean_env.agents.reference import RandomAgent
+from dataclean_env.agents.protocol import EpisodeKey
+from dataclean_env.agents.random_agent import RandomAgent
 from dataclean_env.benchmark.measure import final_score
 from dataclean_env.benchmark.normalised import anchors
 from dataclean_env.benchmark.suite import suite_named
 from dataclean_env.engine.doors import attempt
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import untimed_limits
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import MISSING
 from dataclean_env.operations.claims import MAX_CLAIMS
-from dataclean_env.runner.selection import EpisodeKey
+from dataclean_env.table.limits import untimed_limits
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import MISSING
 from dataclean_env.tasks import TaskRegistry
 from dataclean_env.tasks.registry import Task
 

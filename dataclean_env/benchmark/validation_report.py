@@ -20,6 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from dataclean_env.benchmark.selection import parse_seeds
 from dataclean_env.benchmark.suite import DEFINITION
 from dataclean_env.benchmark.validation import (
     POLICIES,
@@ -30,7 +31,6 @@ from dataclean_env.benchmark.validation import (
     sweep,
     violations,
 )
-from dataclean_env.runner.selection import parse_seeds
 from dataclean_env.tasks import default_registry
 
 RESULTS = DEFINITION.parent / "validation.json"

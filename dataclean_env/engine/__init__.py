@@ -1,2 +1,2 @@
-"""The engine: an episode, its table (snapshot, values, deferred DataFrame), its limits and
-observation, the step memory, and the doors every caller goes through."""
+"""The engine: an episode and its step, the step memory, and the doors every caller goes
+through. It runs operations on the table (`dataclean_env.table`) and grades them."""

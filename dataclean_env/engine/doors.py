@@ -21,11 +21,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import EngineLimits
 from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import EnvError, InvalidAction, UnknownEpisode, describe
 from dataclean_env.generation import SPLITS
 from dataclean_env.schemas import MAX_EPISODE_ID, Action, ResetRequest, StepResult
+from dataclean_env.table.limits import EngineLimits
 from dataclean_env.tasks import TaskRegistry
 
 EPISODE_ID_CHARS = rf"[A-Za-z0-9._:-]{{1,{MAX_EPISODE_ID}}}"

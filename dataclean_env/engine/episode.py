@@ -4,7 +4,8 @@ Every door (REST, in-process, later OpenEnv) ends in `Episode.step`, which runs 
 one pure function and commits what it computed:
 
     next_step: resolve -> check -> apply -> snapshot -> profile -> grade -> observe
-    Episode._commit: set what the step computed; keep it only if its result serialises
+    Episode._commit: swap in the step's `Committed` state; keep it only if its result
+    serialises, else swap the one before back
 
 A step either commits a new table and history entry, or raises a typed error and leaves the
 episode exactly as it was. Callers serialise steps on one episode with `episode.lock`.
@@ -19,21 +20,15 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from difflib import get_close_matches
 from functools import partial
-from operator import attrgetter
 from typing import Any, NamedTuple, TypeVar
 
 import pandas as pd
 
-from dataclean_env.engine.deferred import Table, frame_of
-from dataclean_env.engine.limits import EngineLimits, TableBudget, check_parameters, default_limits
-from dataclean_env.engine.observation import SAMPLE_ROWS, table_summary
-from dataclean_env.engine.profiles import column_profiles
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.step_memory import MAX_TABLE_CELLS, StepMemory, Transition
-from dataclean_env.engine.values import Kind
+from dataclean_env.engine import views
+from dataclean_env.engine.opening import opening_of
+from dataclean_env.engine.step_memory import StepMemory, Transition
 from dataclean_env.errors import (
     EnvError,
     EpisodeFinished,
@@ -48,18 +43,31 @@ from dataclean_env.grading import ActionRecord
 from dataclean_env.grading.gold_facts import key_text
 from dataclean_env.grading.reward import FLOOR, reward_object
 from dataclean_env.operations import OpContext, OpResult, resolve
-from dataclean_env.operations.claims import LABEL_OPERATION, phase_view
+from dataclean_env.operations.claims import LABEL_OPERATION
+from dataclean_env.operations.registry import Operation, Params
 from dataclean_env.schemas import (
     Action,
     EpisodeState,
-    HistoryEntry,
     Observation,
     QueryResult,
     Reward,
     StepResult,
     built,
 )
+from dataclean_env.table.deferred import Table, frame_of
+from dataclean_env.table.limits import (
+    MAX_TABLE_CELLS,
+    EngineLimits,
+    TableBudget,
+    check_parameters,
+    default_limits,
+)
+from dataclean_env.table.observation import SAMPLE_ROWS, table_summary
+from dataclean_env.table.profiles import column_profiles
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import Kind
 from dataclean_env.tasks import Task
+from dataclean_env.tasks.registry import TaskGrader
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -73,13 +81,29 @@ _ABSENT_COMPONENTS = {
 }
 
 
-# Everything a step may change (history and messages only grow: their lengths suffice).
-_COMMITTED = (
-    "_table", "_snapshot", "_scores", "_window", "_summary", "done", "reward",
-    "last_message", "end_reason", "score", "exact", "_profiles", "_keyed", "labelled",
-    "_query_result", "_budget", "_history_bytes",
-)  # fmt: skip
-_read_committed = attrgetter(*_COMMITTED)  # one C call, on every step
+class Committed(NamedTuple):
+    """Everything a step may change, as of the last commit: one frozen value, swapped whole
+    (history and messages only grow: a rollback cuts them back to their lengths)."""
+
+    table: Table  # lazy operations may leave it deferred (see `Episode.table`)
+    snapshot: Snapshot
+    profiles: dict[str, dict[str, Any]]
+    scores: dict[str, float]
+    keyed: Any  # the table as the grader keyed it, or None
+    budget: TableBudget
+    history_bytes: int  # the parameters' JSON the history holds (limits.py)
+    labelled: frozenset[str]  # the rows `label` revealed
+    window: tuple[int, int]  # the rows observations sample; show_rows moves it
+    query_result: QueryResult | None  # the last step's, if it was a query
+    summary: dict[str, Any]  # `table_summary` at the window
+    reward: Reward
+    score: float  # the reward's total at full precision
+    exact: bool  # the table equals gold with no penalty
+    done: bool
+    # Why the episode ended: "finished" (terminated by the agent), "step_budget" or
+    # "refusal_budget" (truncated); None while it runs.
+    end_reason: str | None
+    last_message: str
 
 
 class Episode:
@@ -97,56 +121,41 @@ class Episode:
         self.episode_id = episode_id
         self.task = task
         self.spec = task.spec
-        # The committed table; lazy operations may leave it deferred (see `table`). It starts
-        # as the task's own table, shared with the task's other episodes: no operation
-        # changes the table it is given, a step replaces it.
-        self._table: Table = task.dirty
         self.history: list[ActionRecord] = []
-        self._history_bytes = 0  # the parameters' JSON the history holds (limits.py)
         self.messages: list[str] = []
-        self.done = False
-        # Why the episode ended: "finished" (terminated by the agent), "step_budget" or
-        # "refusal_budget" (truncated); None while it runs.
-        self.end_reason: str | None = None
         self.refusals = 0  # refused actions so far
         self.lock = EpisodeLock()
         # Odd while a step's commit or refusal is changing the episode (`read_committed`).
         self._changes = 0
         self.last_used = 0.0  # set by the store that holds the episode
         self.blind = False  # reward_mode="hidden": the doors hide the score until done
-        # Rows `label` may reveal (a leaderboard episode offers none) and the rows revealed.
+        # Rows `label` may reveal (a leaderboard episode offers none).
         self.label_budget = self.spec.label_budget
-        self.labelled: frozenset[str] = frozenset()
         # The rows already revealed to this client on this instance, shared by its episodes
         # (the store's `label_ledger`), so a reset does not refill the budget; None: this
         # episode's own.
         self.label_ledger: set[str] | None = None
         # Aliases (fill_missing_mean, ...) are accepted, not advertised: an observation lists
         # what /tasks and the page do.
-        self._operations = list(self.spec.operations)
+        self.operations = list(self.spec.operations)
         self._allowed = frozenset(self.spec.operations)
         opening = opening_of(task)
-        self._snapshot = opening.snapshot
         # Steps from a small table are shared, through the step memory the episode's maker
         # gives (None: every step is computed), with the other episodes that take them; a
         # large table would hold too much memory.
         small = opening.snapshot.n_rows * len(opening.snapshot.columns) <= MAX_TABLE_CELLS
         self._memory = memory if small else None
-        self._window = (0, SAMPLE_ROWS)  # the rows observations sample; show_rows moves it
-        self._query_result: QueryResult | None = None  # the last step's, if it was a query
-        self._summary = opening.summary
-        self._profiles = opening.profiles
-        self._keyed: Any = opening.keyed  # the table as the grader keyed it
-        self._scores = opening.scores
-        # The reward object, its total at full precision, and whether the table equals gold
-        # with no penalty.
-        self.reward, self.score, self.exact = _reward(
-            task.grader, self._scores, self.history, self.spec.max_steps
-        )
-        self.last_message = "Episode started. " + self.spec.description
         self.limits = limits or default_limits()
         shared = opening.budget.limits == self.limits  # then steps share their budgets too
-        self._budget = opening.budget if shared else TableBudget(self.limits, self._snapshot)
+        budget = opening.budget if shared else TableBudget(self.limits, opening.snapshot)
+        # The table starts as the task's own, shared with the task's other episodes: no
+        # operation changes the table it is given, a step replaces it.
+        self.committed = Committed(
+            task.dirty, opening.snapshot, opening.profiles, opening.scores, opening.keyed,
+            budget, 0, frozenset(), (0, SAMPLE_ROWS), None, opening.summary,
+            *_reward(task.grader, opening.scores, self.history, self.spec.max_steps),
+            False, None, "Episode started. " + self.spec.description,
+        )  # fmt: skip
 
     # ── stepping ──────────────────────────────────────────────────────────
 
@@ -171,8 +180,11 @@ class Episode:
             with self._changing():
                 self.refusals += 1
                 if self.refusals >= self.spec.max_steps:
-                    self.done, self.end_reason = True, "refusal_budget"
-                    self.last_message = "Too many refused actions; episode finished."
+                    self.committed = self.committed._replace(
+                        done=True,
+                        end_reason="refusal_budget",
+                        last_message="Too many refused actions; episode finished.",
+                    )
             raise
         with self._changing():
             return self._commit(step)
@@ -194,25 +206,18 @@ class Episode:
 
     # ── the commit: all or nothing ─────────────────────────────────────────
     def _commit(self, step: Step) -> StepResult:
-        """Set what `next_step` computed; a step commits only if its result can be served
-        (the answer every door sends must serialise: it is written now, and kept)."""
-        saved = self._committed()
+        """Swap in the state `next_step` computed; a step commits only if its result can be
+        served (the answer every door sends must serialise: it is written now, and kept)."""
+        before = self.committed
         self.history.append(step.record)
         self.messages.append(step.message)
-        self._history_bytes += step.size
-        self.labelled, self._budget, self._table = step.labelled, step.budget, step.table
-        change = step.change
-        self._snapshot, self._profiles = change.after, change.profiles
-        self._scores, self._keyed = change.scores, change.keyed
-        self._window, self._query_result, self._summary = step.window, step.query, step.summary
-        self.done, self.end_reason = step.end_reason is not None, step.end_reason
-        self.reward, self.score, self.exact = step.graded
-        self.last_message = step.last_message
+        self.committed = step.committed
         try:
             served = self.result()
             served.json_bytes()
         except Exception as exc:
-            self._restore(saved)
+            self.committed = before
+            del self.history[-1], self.messages[-1]
             if isinstance(exc, EnvError):
                 raise
             log.exception(
@@ -229,7 +234,7 @@ class Episode:
         """Count labels in `ledger`, the rows this client was shown on this instance before
         (a fresh episode: before its first step)."""
         self.label_ledger = ledger
-        self.labelled = frozenset(ledger)
+        self.committed = self.committed._replace(labelled=frozenset(ledger))
 
     @contextmanager
     def _changing(self) -> Iterator[None]:
@@ -239,103 +244,73 @@ class Episode:
         finally:
             self._changes += 1
 
-    def _committed(self) -> tuple[Any, ...]:
-        return _read_committed(self), len(self.history), len(self.messages)
-
-    def _restore(self, saved: tuple[Any, ...]) -> None:
-        state, n_history, n_messages = saved
-        for name, value in zip(_COMMITTED, state, strict=True):
-            setattr(self, name, value)
-        del self.history[n_history:], self.messages[n_messages:]
-
     # ── views ─────────────────────────────────────────────────────────────
     @property
     def table(self) -> pd.DataFrame:
         """The committed table as a DataFrame, built now if a lazy step deferred it."""
-        return frame_of(self._table)
+        return frame_of(self.committed.table)
 
     @property
     def snapshot(self) -> Snapshot:
         """The committed table, read out (the grader's and the observation's input)."""
-        return self._snapshot
+        return self.committed.snapshot
 
     @property
     def cells(self) -> int:
-        return self._snapshot.n_rows * len(self._snapshot.columns)
+        snapshot = self.committed.snapshot
+        return snapshot.n_rows * len(snapshot.columns)
+
+    @property
+    def reward(self) -> Reward:
+        return self.committed.reward
+
+    @property
+    def score(self) -> float:
+        return self.committed.score
+
+    @property
+    def exact(self) -> bool:
+        return self.committed.exact
+
+    @property
+    def labelled(self) -> frozenset[str]:
+        return self.committed.labelled
+
+    @property
+    def end_reason(self) -> str | None:
+        return self.committed.end_reason
+
+    @property
+    def done(self) -> bool:
+        return self.committed.done
+
+    @done.setter
+    def done(self, done: bool) -> None:  # a leaderboard episode ends on its own clock
+        self.committed = self.committed._replace(done=done)
+
+    @property
+    def last_message(self) -> str:
+        return self.committed.last_message
+
+    @last_message.setter
+    def last_message(self, message: str) -> None:
+        self.committed = self.committed._replace(last_message=message)
 
     @property
     def step_count(self) -> int:
         return len(self.history)
 
     def observation(self, message: str | None = None) -> Observation:
-        """The observation after the last step; with `message` (a refusal's), that of a
-        step that ran no query."""
-        return built(
-            Observation,
-            {
-                "episode_id": self.episode_id,
-                "task_id": self.spec.task_id,
-                "step": self.step_count,
-                "steps_remaining": self.spec.max_steps - self.step_count,
-                "available_operations": self._operations,
-                "task_description": self.spec.description,
-                "message": self.last_message if message is None else message,
-                **self._phase(),
-                "column_profiles": self._profiles,
-                "query_result": self._query_result if message is None else None,
-                **self._summary,
-            },
-        )
-
-    def _phase(self) -> dict[str, Any]:
-        if not self.spec.phases:
-            return {}
-        phase, left = phase_view(self.spec.phases, [r.operation for r in self.history])
-        return {"phase": phase, "phases_left": left}
+        return views.observation(self, message)
 
     def info(self, error: EnvError | None = None) -> dict[str, Any]:
-        info: dict[str, Any] = {
-            "episode_id": self.episode_id,
-            "task_id": self.spec.task_id,
-            "step": self.step_count,
-            "max_steps": self.spec.max_steps,
-            "score": self.score,
-            "exact": self.exact,
-            "terminated": self.end_reason == "finished",
-            "truncated": self.end_reason in ("step_budget", "refusal_budget"),
-            "end_reason": self.end_reason,
-            "refusals": self.refusals,
-            "last_action": (
-                {"operation": self.history[-1].operation, "parameters": self.history[-1].parameters}
-                if self.history
-                else None
-            ),
-        }
-        repair = self.repair()
-        if repair is not None:
-            info["repair"] = repair
-        if self.spec.label_budget:
-            info["labels_used"] = len(self.labelled)
-        if error is not None:
-            info["error"] = {"code": error.code, "detail": error.detail, **error.fields}
-        return info
+        return views.info(self, error)
 
     def repair(self) -> dict[str, float] | None:
-        """Real tables: the exact cell-repair precision, recall, F1 and cells changed."""
-        report = getattr(self.task.grader, "repair_report", None)
-        return None if report is None else report(self._scores)
+        return views.repair(self)
 
     def result(self, error: EnvError | None = None) -> StepResult:
-        message = f"Error ({error.code}): {error.detail}" if error else None
-        return built(
-            StepResult,
-            {
-                "observation": self.observation(message),
-                "reward": self.reward,
-                "done": self.done,
-                "info": self.info(error),
-            },
-        )
+        return views.result(self, error)
 
     def read_committed(self, read: Callable[[], T]) -> T:
         """`read()` of the episode as last committed, without the lock, for a caller that
@@ -356,50 +331,23 @@ class Episode:
             time.sleep(0)  # gives the committing thread the interpreter
 
     def state(self) -> EpisodeState:
-        return EpisodeState(
-            episode_id=self.episode_id,
-            task_id=self.spec.task_id,
-            seed=self.task.seed,
-            split=self.task.split,
-            step_count=self.step_count,
-            max_steps=self.spec.max_steps,
-            steps_remaining=self.spec.max_steps - self.step_count,
-            done=self.done,
-            shape=[self._snapshot.n_rows, len(self._snapshot.columns)],
-            reward=self.reward,
-            history=[
-                HistoryEntry(step=i + 1, operation=r.operation, parameters=r.parameters, message=m)
-                for i, (r, m) in enumerate(zip(self.history, self.messages, strict=True))
-            ],
-            repair=self.repair(),
-        )
+        return views.state(self)
 
 
 # ── the step, as one pure function ─────────────────────────────────────────
 class Step(NamedTuple):
-    """What one action does to an episode, computed by `next_step` and not yet committed:
-    the values `Episode._commit` sets."""
+    """What one action does to an episode, computed by `next_step` and not yet committed."""
 
     record: ActionRecord  # appended to the history
     message: str  # the operation's, appended to the messages
-    size: int  # the parameters' bytes, counted against the history's limit
-    labelled: frozenset[str]
-    change: Transition  # the table after the step, read out, profiled and graded
-    table: Table  # the operation's output, or the episode's table if nothing changed
-    budget: TableBudget  # the table's budget under the episode's limits
-    window: tuple[int, int]
-    query: QueryResult | None
-    summary: dict[str, Any]
-    end_reason: str | None
-    graded: tuple[Reward, float, bool]  # the reward, its total at full precision, exact
-    last_message: str
+    committed: Committed  # the episode's state after it, swapped in whole
 
 
 class _Checked(NamedTuple):
     """An action resolved and allowed, its parameters within the limits."""
 
-    op: Any
-    params: Any  # validated
+    op: Operation
+    params: Params  # validated
     record: ActionRecord
     text: str  # the parameters as JSON
     size: int
@@ -434,14 +382,14 @@ def _refused(kind: type[EnvError], episode: Episode, name: str, what: str) -> En
     """`kind` refusing `name` (`what` says how), with the task's operations (`allowed`) and
     the one nearest to it (`did_you_mean`, or None), in the detail and as fields beside the
     code."""
-    allowed = episode._operations
+    allowed = episode.operations
     nearest = next(iter(get_close_matches(name, allowed, n=1)), None)
     hint = f" (did you mean {nearest!r}?)" if nearest else ""
     detail = f"{what}{hint}; this task's operations: {', '.join(allowed)}"
     return kind(detail, allowed=list(allowed), did_you_mean=nearest)
 
 
-def _check(episode: Episode, op: Any, params: Any) -> _Checked:
+def _check(episode: Episode, op: Operation, params: Params) -> _Checked:
     """The action checked: refused (a typed EnvError) if `op` is not the task's, if it
     labels more rows than the budget allows, or if its parameters are not within the
     limits."""
@@ -456,7 +404,10 @@ def _check(episode: Episode, op: Any, params: Any) -> _Checked:
     labelled = _labelled_after(episode, params) if op.name == LABEL_OPERATION else episode.labelled
     parameters = params.model_dump(exclude_none=True)
     text, size = check_parameters(
-        parameters, episode.limits, episode._history_bytes, episode._budget.max_history
+        parameters,
+        episode.limits,
+        episode.committed.history_bytes,
+        episode.committed.budget.max_history,
     )
     record = ActionRecord(op.name, parameters, op.rank, op.repeatable)
     history = tuple(r.operation for r in episode.history)
@@ -472,7 +423,7 @@ def _table_step(episode: Episode, checked: _Checked) -> Transition:
     record = checked.record
     history = checked.history if episode.spec.phases else ()  # the only ones that read it
     return episode._memory.lookup(
-        episode.task, episode._snapshot, record.operation, record.parameters, checked.text,
+        episode.task, episode.committed.snapshot, record.operation, record.parameters, checked.text,
         history, compute,
     )  # fmt: skip
 
@@ -480,22 +431,31 @@ def _table_step(episode: Episode, checked: _Checked) -> Transition:
 def _computed(episode: Episode, checked: _Checked) -> Transition:
     """apply -> snapshot -> profile -> grade: the operation applied to the committed table,
     and the table it gives read out, admitted (TooLarge), profiled and graded."""
-    op, before = checked.op, episode._snapshot
+    op, before = checked.op, episode.committed.snapshot
     given, result = _apply(episode, checked)
     task = weakref.ref(episode.task)
     # An operation that hands back the table it was given changed nothing (`episode.table`
     # may have just built a deferred table: compare with what the operation got).
     if result.output is given:
-        unchanged = (before, episode._profiles, episode._scores, episode._keyed)
-        return Transition(task, before, result, *unchanged, episode._budget, episode._budget)
+        unchanged = (
+            before,
+            episode.committed.profiles,
+            episode.committed.scores,
+            episode.committed.keyed,
+        )
+        return Transition(
+            task, before, result, *unchanged, episode.committed.budget, episode.committed.budget
+        )
     after = _servable(result)
-    budget = episode._budget.admit(after)
+    budget = episode.committed.budget.admit(after)
     try:
-        profiles = column_profiles(after, (before, episode._profiles))
-        scores, keyed = _graded(episode.task, after, episode._keyed)
+        profiles = column_profiles(after, (before, episode.committed.profiles))
+        scores, keyed = episode.task.grader.graded(after, episode.committed.keyed)
     except Exception as exc:
         raise _fault(op) from exc
-    return Transition(task, before, result, after, profiles, scores, keyed, episode._budget, budget)
+    return Transition(
+        task, before, result, after, profiles, scores, keyed, episode.committed.budget, budget
+    )
 
 
 def _apply(episode: Episode, checked: _Checked) -> tuple[Table, OpResult]:
@@ -504,17 +464,17 @@ def _apply(episode: Episode, checked: _Checked) -> tuple[Table, OpResult]:
     labels = op.name == LABEL_OPERATION and episode.label_budget > 0
     context = OpContext(
         spec.target_schema,
-        episode._snapshot,
+        episode.committed.snapshot,
         protected_columns=spec.protected_columns,
         allowed_operations=episode._allowed,
         history=checked.history,
         deadline=episode.limits.deadline(),
-        max_text_chars=episode._budget.max_table,
-        clean_rows=getattr(episode.task.grader, "clean_rows", None) if labels else None,
+        max_text_chars=episode.committed.budget.max_table,
+        clean_rows=episode.task.grader.clean_rows if labels else None,
     )
     try:
         # A lazy operation reads the snapshot only: it gets the table as it is, unbuilt.
-        given = episode._table if op.lazy else episode.table
+        given = episode.committed.table if op.lazy else episode.table
         return given, op.apply(given, checked.params, context)
     except EnvError:
         raise
@@ -525,14 +485,14 @@ def _apply(episode: Episode, checked: _Checked) -> tuple[Table, OpResult]:
 
 def _admitted(episode: Episode, change: Transition) -> TableBudget:
     """The step's table under the episode's own limits (TooLarge if it is not within them)."""
-    if change.budget_before is episode._budget:  # this budget admitted the table before
+    if change.budget_before is episode.committed.budget:  # this budget admitted the table before
         budget: TableBudget = change.budget_after
         return budget
-    return episode._budget.admit(change.after)  # a step another episode took, other limits
+    return episode.committed.budget.admit(change.after)  # a step another episode took, other limits
 
 
 def _reward(
-    grader: Any, scores: dict[str, float], history: list[ActionRecord], max_steps: int
+    grader: TaskGrader, scores: dict[str, float], history: list[ActionRecord], max_steps: int
 ) -> tuple[Reward, float, bool]:
     """The reward object (4 places, as the contract says), its total at full precision (so
     a small fix on a large table still changes it), and whether the table equals gold with
@@ -557,9 +517,10 @@ def _observe(
     """The step with what the agent observes after it: the table's summary at the rows
     shown, the message, and whether the episode ended."""
     op, result = checked.op, change.result
+    before = episode.committed
     changed = change.after is not change.before
-    window = episode._window if result.window is None else result.window
-    summary = episode._summary
+    window = before.window if result.window is None else result.window
+    summary = before.summary
     if changed or result.window is not None:
         summary = table_summary(change.after, window)
     end_reason = None
@@ -570,29 +531,20 @@ def _observe(
     message = result.message
     if end_reason == "step_budget":
         message += " Step budget used up; episode finished."
-    table = result.output if changed else episode._table
-    return Step(
-        checked.record,
-        result.message,
-        checked.size,
-        checked.labelled,
-        change,
-        table,
-        budget,
-        window,
-        result.query_result,
-        summary,
-        end_reason,
-        graded,
-        message,
-    )
+    after = Committed(
+        result.output if changed else before.table, change.after, change.profiles,
+        change.scores, change.keyed, budget, before.history_bytes + checked.size,
+        checked.labelled, window, result.query_result, summary, *graded,
+        end_reason is not None, end_reason, message,
+    )  # fmt: skip
+    return Step(checked.record, result.message, after)
 
 
 def _labelled_after(episode: Episode, params: Any) -> frozenset[str]:
     """The rows labelled once this `label` step is taken, or the refusal: no labels on
     this episode, or more rows than the budget has left (a row labelled before is free)."""
     grader = episode.task.grader
-    if episode.label_budget <= 0 or getattr(grader, "clean_rows", None) is None:
+    if episode.label_budget <= 0 or not grader.offers_labels:
         raise LabelsNotOffered(f"episode {episode.episode_id!r} offers no labels (label budget 0)")
     labelled = episode.labelled | {str(key_text(k)) for k in params.row_ids}
     if len(labelled) > episode.label_budget:
@@ -603,48 +555,10 @@ def _labelled_after(episode: Episode, params: Any) -> frozenset[str]:
     return labelled
 
 
-def _fault(op: Any) -> ServerFault:
+def _fault(op: Operation) -> ServerFault:
     """A failure after the operation ran: the server's fault, and nothing changed."""
     log.exception("step %s failed after the operation ran", op.name)
     return ServerFault(f"{op.name} could not be applied; nothing changed")
-
-
-@dataclass(frozen=True)
-class Opening:
-    """What an episode starts from, derived from its task's dirty table alone: the same for
-    every episode of one task instance. Shared, so never changed (a step replaces these
-    objects, it does not edit them)."""
-
-    snapshot: Snapshot
-    summary: dict[str, Any]  # `table_summary` at the first rows
-    profiles: dict[str, dict[str, Any]]
-    keyed: Any  # the table as the grader keyed it, or None
-    scores: dict[str, float]
-    budget: TableBudget  # under the default limits
-
-
-def opening_of(task: Task) -> Opening:
-    """The task's opening, computed on its first episode (two threads racing for it compute
-    the same thing twice, harmlessly)."""
-    opening = task.derived.get("opening")
-    if opening is None:
-        snapshot = Snapshot.of(task.dirty)
-        scores, keyed = _graded(task, snapshot, None)
-        summary, profiles = table_summary(snapshot), column_profiles(snapshot)
-        budget = TableBudget(default_limits(), snapshot)
-        opening = Opening(snapshot, summary, profiles, keyed, scores, budget)
-        task.derived["opening"] = opening
-    return opening
-
-
-def _graded(task: Task, snapshot: Snapshot, previous: Any) -> tuple[dict[str, float], Any]:
-    """The grader's scores and the keyed table it read them from (None for a grader without one);
-    a grader that can reuse what it indexed of the table before (`Grader.graded`) gets it."""
-    graded = getattr(task.grader, "graded", None)
-    if graded is None:
-        return task.grader.components(snapshot), None
-    scores_and_keyed: tuple[dict[str, float], Any] = graded(snapshot, previous)
-    return scores_and_keyed
 
 
 def _servable(result: OpResult) -> Snapshot:

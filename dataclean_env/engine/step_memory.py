@@ -32,11 +32,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.operations import OpResult
+from dataclean_env.table.snapshot import Snapshot
 
-# Larger openings share nothing: their episodes remember no step, their tasks are not kept.
-MAX_TABLE_CELLS = 20_000
 MAX_BYTES = 128 * 2**20  # all entries together, as `weight` estimates them
 MAX_ENTRIES = 16_384
 # What `weight` charges: an entry's own objects (key, result, a DataFrame's overhead), each

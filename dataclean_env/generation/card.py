@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 
-from dataclean_env.engine.values import Kind
+from dataclean_env.table.values import Kind
 
 # kind -> (plain phrasings, varied phrasings); fields in braces are filled per rule.
 PHRASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {

@@ -14,7 +14,6 @@ import datetime as dt
 import random
 from typing import Any
 
-from dataclean_env.engine.values import Kind
 from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
 from dataclean_env.generation.columns import (
@@ -40,6 +39,7 @@ from dataclean_env.generation.treatments import (
     present,
     state_cast,
 )
+from dataclean_env.table.values import Kind
 
 COUNTRIES = ("United States", "Germany", "France", "Brazil", "Japan", "Nigeria", "Canada", "India")
 SEGMENTS = ("enterprise", "smb", "consumer")

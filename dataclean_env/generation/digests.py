@@ -1,5 +1,5 @@
 """The committed digest of every generator version (see `tasks.generated.generator_digest`
-and `tasks.claims.generator_digest`).
+and `tasks.claim_families.generator_digest`).
 
 A unit test recomputes the current versions' digests: a generator edit that changes what
 any seed produces fails it until the family's VERSION is bumped and its new digest added
@@ -24,7 +24,7 @@ DIGESTS: dict[str, str] = {
     "crm-v2": "14b7287d2dc3f80aee5f88f0111defe63593f60f5b50fd19e7b9a5dd63d9ef77",
     "orders-v2": "1739fe54fdbb5ffd6066fb251d8d3bda1cd0a4ee00a796200bec8f7cdda0ca50",
     "inventory-v2": "d9087a8ccc57e0b7f32852dd933049b6ab0b7a97205f493018201d80a2e1ed0d",
-    # The seeded claims families (tasks/claims.py), v1: first versioned; what they produced
+    # The seeded claims families (tasks/claim_families.py), v1: first versioned; what they produced
     # before was not pinned.
     "error_detection-v1": "2771e87250abb6b69c44dd770e45f4e55348fcba4c7dca24e32fd9e2b7f5cd88",
     "standardisation-v1": "3f5a301e3edc67bfe9af65ba9147daf05e7ab10dbfe81124cea5e2757d2c971a",

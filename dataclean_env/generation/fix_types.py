@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from dataclean_env.engine.values import Kind
 from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
 from dataclean_env.generation.columns import COLUMNS, Column, Table, each
@@ -26,6 +25,7 @@ from dataclean_env.generation.treatments import (
     present,
     state_cast,
 )
+from dataclean_env.table.values import Kind
 
 OPERATIONS = (
     "fix_dtype",

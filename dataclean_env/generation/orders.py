@@ -15,7 +15,6 @@ import datetime as dt
 import random
 from typing import Any
 
-from dataclean_env.engine.values import Kind
 from dataclean_env.generation import Generated
 from dataclean_env.generation.card import Card
 from dataclean_env.generation.columns import (
@@ -38,6 +37,7 @@ from dataclean_env.generation.treatments import (
     present,
     state_cast,
 )
+from dataclean_env.table.values import Kind
 
 STATUSES = ("shipped", "pending", "delivered", "cancelled", "returned")
 PRICE_CAPS = (1500, 2000, 2500, 5000)

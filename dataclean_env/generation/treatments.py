@@ -15,7 +15,6 @@ import re
 from collections import Counter
 from typing import Any, Literal
 
-from dataclean_env.engine.values import Kind
 from dataclean_env.generation.card import (
     KIND_WORDS,
     ORDER_PLAIN,
@@ -30,6 +29,7 @@ from dataclean_env.generation.card import (
 from dataclean_env.generation.noise import padded
 from dataclean_env.generation.pools import FIRST_NAMES, LAST_NAMES
 from dataclean_env.operations.formats import eu_number_steps
+from dataclean_env.table.values import Kind
 
 Action = dict[str, Any]
 

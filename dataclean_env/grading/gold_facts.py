@@ -15,8 +15,8 @@ from typing import Any, TypeGuard, cast
 
 import pandas as pd
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import (
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import (
     MISSING,
     NUMBER_TOLERANCE,
     NUMERIC_KINDS,

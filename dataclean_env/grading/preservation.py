@@ -31,8 +31,12 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import (
+from dataclean_env.grading.abilities import GraderAbilities
+from dataclean_env.grading.gold_facts import all_present, first_positions, key_text
+from dataclean_env.grading.penalties import ActionRecord
+from dataclean_env.grading.reward import clamp, reward_object
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import (
     MISSING,
     NUMBER_TOLERANCE,
     Kind,
@@ -40,9 +44,6 @@ from dataclean_env.engine.values import (
     is_missing,
     kind_of,
 )
-from dataclean_env.grading.gold_facts import all_present, first_positions, key_text
-from dataclean_env.grading.penalties import ActionRecord
-from dataclean_env.grading.reward import clamp, reward_object
 
 WEIGHTS = {"repair_score": 0.8, "preservation_score": 0.0, "row_integrity_score": 0.2}
 REPAIR_FLOOR = -1.0  # the net repair of a table wrecked beyond its dirty errors
@@ -81,7 +82,7 @@ def _keys(values: list[Any]) -> list[str | None]:
 
 
 @dataclass(frozen=True)
-class PreservationGrader:
+class PreservationGrader(GraderAbilities):
     key: str
     kinds: Mapping[str, Kind]
     gold_keys: frozenset[str]

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dataclean_env.engine.snapshot import Snapshot
+from dataclean_env.grading.abilities import GraderAbilities
 from dataclean_env.grading.components import COMPONENTS, component_score
 from dataclean_env.grading.gold_facts import GoldFacts, KeyedTable
 from dataclean_env.grading.penalties import ActionRecord, penalty
+from dataclean_env.table.snapshot import Snapshot
 
 FLOOR, CEILING = 0.0001, 0.9999
 
@@ -27,7 +28,7 @@ def reward_object(values: Mapping[str, float]) -> dict[str, float]:
 
 
 @dataclass(frozen=True)
-class Grader:
+class Grader(GraderAbilities):
     """Scores tables of one task. Built once per task; `baseline` holds the dirty errors."""
 
     facts: GoldFacts

@@ -17,9 +17,9 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import MISSING, is_missing, parse_number
 from dataclean_env.grading.gold_facts import key_text
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import MISSING, is_missing, parse_number
 
 ERROR_TYPES = (
     "missing",

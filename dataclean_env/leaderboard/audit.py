@@ -29,18 +29,18 @@ from sqlalchemy import Engine, insert, select
 
 from dataclean_env.benchmark.normalised import anchors
 from dataclean_env.benchmark.suite import secret_instance
+from dataclean_env.benchmark.versions import (
+    GENERATOR_VERSION,
+    GRADER_VERSION,
+    SERVER_VERSION,
+    suite_version,
+)
 from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.generation import instance_hash, secret_seed
 from dataclean_env.leaderboard import db
 from dataclean_env.leaderboard.secret import NoSecret, load_secret
 from dataclean_env.leaderboard.tables import records, run_episodes, runs
-from dataclean_env.leaderboard.versions import (
-    GENERATOR_VERSION,
-    GRADER_VERSION,
-    SERVER_VERSION,
-    suite_version,
-)
 from dataclean_env.schemas import Action, Reward
 from dataclean_env.settings import Settings, get_settings
 

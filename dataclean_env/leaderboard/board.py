@@ -5,7 +5,7 @@ closed runs, complete or not (so neither re-running to keep the
 best run nor walking away from a bad one helps): an episode the run did not finish counts
 as doing nothing (normalised 0, no raw score). The row shows the mean normalised score with
 a 95% percentile-bootstrap interval over the pooled episodes
-(`runner.stats.bootstrap_interval`, seeded, so the same records give the same interval),
+(`benchmark.stats.bootstrap_interval`, seeded, so the same records give the same interval),
 the raw mean of the finished episodes beside it, per family and per difficulty, and the
 runs started, completed and pooled. An identity is a token (bound to one name and one model
 by the administrator: whatever model string a client sends, its runs make one row), or,
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from dataclean_env.benchmark.stats import bootstrap_interval
 from dataclean_env.grading.reward import CEILING
-from dataclean_env.runner.stats import bootstrap_interval
 
 if TYPE_CHECKING:
     from dataclean_env.leaderboard.ranked import RankedEpisode
@@ -90,7 +90,7 @@ def figures(episode: RankedEpisode) -> dict[str, Any]:
     return {
         "rows_lost": grader.gold_rows_missing(snapshot),
         "correct_changed": None if preserved is None else round(1.0 - preserved, 6),
-        # As the runner counts it (runner.stats): `Episode.exact` is true of an untouched
+        # As the runner counts it (benchmark.stats): `Episode.exact` is true of an untouched
         # error-detection table, whose grader keeps no per-cell scores.
         "exact": episode.reward.total >= CEILING,
     }

@@ -51,6 +51,12 @@ from dataclean_env.benchmark.suite import (
     suite_named,
     suites,
 )
+from dataclean_env.benchmark.versions import (
+    GENERATOR_VERSION,
+    GRADER_VERSION,
+    SERVER_VERSION,
+    suite_version,
+)
 from dataclean_env.engine.doors import LEADERBOARD_PREFIX
 from dataclean_env.errors import (
     ClientQuotaReached,
@@ -64,12 +70,6 @@ from dataclean_env.generation import instance_hash, secret_seed
 from dataclean_env.leaderboard import board, tokens
 from dataclean_env.leaderboard.ranked import RankedEpisode
 from dataclean_env.leaderboard.tokens import Submitter
-from dataclean_env.leaderboard.versions import (
-    GENERATOR_VERSION,
-    GRADER_VERSION,
-    SERVER_VERSION,
-    suite_version,
-)
 from dataclean_env.leaderboard.withdraw import WITHDRAWN, reason
 from dataclean_env.server.rate_limit import Buckets, RateLimit
 from dataclean_env.settings import Settings

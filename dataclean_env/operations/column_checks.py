@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dataclean_env.engine.deferred import Table, derive, frame_of
-from dataclean_env.engine.snapshot import Edit, Snapshot
-from dataclean_env.engine.values import MISSING, Kind
 from dataclean_env.errors import InvalidParameters, OperationFailed
 from dataclean_env.operations.registry import OpContext, OpResult
+from dataclean_env.table.deferred import Table, derive, frame_of
+from dataclean_env.table.snapshot import Edit, Snapshot
+from dataclean_env.table.values import MISSING, Kind
 
 
 def require_columns(table: pd.DataFrame | Snapshot, columns: Iterable[str]) -> list[str]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.engine.deferred import Table, derive
-from dataclean_env.engine.values import snake_case
 from dataclean_env.errors import InvalidParameters
 from dataclean_env.operations.column_checks import require_columns, require_modifiable
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+from dataclean_env.table.deferred import Table, derive
+from dataclean_env.table.values import snake_case
 
 MAX_NAME_LENGTH = 64
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dataclean_env.engine.deferred import Table
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import Kind
 from dataclean_env.operations.registry import NoParams, OpContext, OpResult, operation
+from dataclean_env.table.deferred import Table
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import Kind
 
 
 def schema_report(snapshot: Snapshot, target: Mapping[str, Kind]) -> list[str]:

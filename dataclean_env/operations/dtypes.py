@@ -16,16 +16,6 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.engine.deferred import Table, derive
-from dataclean_env.engine.values import (
-    EXACT_INT,
-    MISSING,
-    Kind,
-    all_iso_dates,
-    is_iso_date,
-    numbers_in,
-    parse_bool,
-)
 from dataclean_env.errors import OperationFailed
 from dataclean_env.operations.column_checks import (
     replace_columns,
@@ -34,6 +24,16 @@ from dataclean_env.operations.column_checks import (
     sample,
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
+from dataclean_env.table.deferred import Table, derive
+from dataclean_env.table.values import (
+    EXACT_INT,
+    MISSING,
+    Kind,
+    all_iso_dates,
+    is_iso_date,
+    numbers_in,
+    parse_bool,
+)
 
 Dtype = Literal["auto", "int", "float", "str", "bool", "datetime"]
 

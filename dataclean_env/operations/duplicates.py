@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from dataclean_env.engine.deferred import Table
 from dataclean_env.operations.column_checks import kept_rows, require_columns
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+from dataclean_env.table.deferred import Table
 
 
 class RemoveDuplicatesParams(Params):

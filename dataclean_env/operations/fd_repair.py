@@ -13,10 +13,10 @@ from typing import Any
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.engine.values import MISSING
 from dataclean_env.errors import InvalidParameters
 from dataclean_env.operations.column_checks import require_columns, require_modifiable, rewrite_rows
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+from dataclean_env.table.values import MISSING
 
 
 class FdRepairParams(Params):

@@ -14,9 +14,17 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from dataclean_env.engine.deferred import Table, derive, frame_of
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import (
+from dataclean_env.errors import InvalidParameters, OperationFailed
+from dataclean_env.operations.column_checks import (
+    replace_columns,
+    require_columns,
+    require_modifiable,
+    sample,
+)
+from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
+from dataclean_env.table.deferred import Table, derive, frame_of
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import (
     EXACT_INT,
     MISSING,
     NUMERIC_KINDS,
@@ -26,14 +34,6 @@ from dataclean_env.engine.values import (
     parse_date,
     present_numbers,
 )
-from dataclean_env.errors import InvalidParameters, OperationFailed
-from dataclean_env.operations.column_checks import (
-    replace_columns,
-    require_columns,
-    require_modifiable,
-    sample,
-)
-from dataclean_env.operations.registry import OpContext, OpResult, Params, alias, operation
 
 Strategy = Literal["mean", "median", "mode", "ffill", "bfill", "constant"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)

@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.engine.values import MISSING, numbers_in
 from dataclean_env.errors import OperationFailed
 from dataclean_env.operations.column_checks import (
     replace_columns,
@@ -27,6 +26,7 @@ from dataclean_env.operations.column_checks import (
     text_columns,
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+from dataclean_env.table.values import MISSING, numbers_in
 
 # "1.234,50 €" -> "1234.50": drop thousands dots, spaces and the euro sign, then the decimal
 # comma becomes a point; fix_dtype reads the result.

@@ -11,11 +11,11 @@ import json
 
 from pydantic import Field
 
-from dataclean_env.engine.deferred import Table
 from dataclean_env.errors import LabelsNotOffered
 from dataclean_env.operations.claims import LABEL_OPERATION
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 from dataclean_env.operations.rows import RowId
+from dataclean_env.table.deferred import Table
 
 MAX_LABELLED_ROWS = 100  # rows one request may name (a budget is smaller still)
 

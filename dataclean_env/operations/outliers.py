@@ -15,8 +15,6 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from dataclean_env.engine.deferred import Table
-from dataclean_env.engine.values import NUMERIC_KINDS, SMALL_COLUMN, Kind, numbers_in
 from dataclean_env.errors import OperationFailed
 from dataclean_env.operations.column_checks import (
     kept_rows,
@@ -25,6 +23,8 @@ from dataclean_env.operations.column_checks import (
     require_modifiable,
 )
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+from dataclean_env.table.deferred import Table
+from dataclean_env.table.values import NUMERIC_KINDS, SMALL_COLUMN, Kind, numbers_in
 
 DEFAULT_THRESHOLD = {"iqr": 1.5, "zscore": 3.0}
 

@@ -13,7 +13,6 @@ from typing import Any
 import pandas as pd
 from pydantic import Field, ValidationError
 
-from dataclean_env.engine.limits import remaining
 from dataclean_env.errors import EnvError, InvalidParameters, OperationNotAllowed, describe
 from dataclean_env.operations.registry import (
     CLAIM_OPERATIONS,
@@ -25,6 +24,7 @@ from dataclean_env.operations.registry import (
     resolve,
 )
 from dataclean_env.schemas import Action
+from dataclean_env.table.limits import remaining
 
 MAX_PROGRAM_STEPS = 20
 # Steps that end, span, claim or reveal labels rather than change a table cannot be inner

@@ -14,14 +14,14 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from dataclean_env.engine.deferred import Table
-from dataclean_env.engine.limits import raise_time_limit, remaining
-from dataclean_env.engine.profiles import value_shape
-from dataclean_env.engine.values import MISSING, json_cell
 from dataclean_env.errors import InvalidParameters
 from dataclean_env.operations.column_checks import require_columns
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
 from dataclean_env.operations.text import REGEX_SECONDS, compile_pattern
+from dataclean_env.table.deferred import Table
+from dataclean_env.table.limits import raise_time_limit, remaining
+from dataclean_env.table.profiles import value_shape
+from dataclean_env.table.values import MISSING, json_cell
 
 MAX_LISTED = 200  # values (or shapes) one value_counts step lists
 MAX_FOUND = 50  # rows one find_rows step shows

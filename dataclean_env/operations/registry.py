@@ -14,11 +14,11 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from dataclean_env.engine.deferred import Table, frame_of
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import Kind
 from dataclean_env.errors import InvalidParameters, UnknownOperation, describe
 from dataclean_env.schemas import QueryResult
+from dataclean_env.table.deferred import Table, frame_of
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import Kind
 
 # The claim task kinds' operations (detection, standardisation, audit; operations/claims.py):
 # only their kinds allow them, and they never run inside a program.
@@ -66,7 +66,7 @@ class OpContext:
 @dataclass(frozen=True)
 class OpResult:
     # The new table (the input itself when nothing changed); a lazy operation may return it
-    # deferred (`dataclean_env.engine.deferred`): `table` builds it when first asked for.
+    # deferred (`dataclean_env.table.deferred`): `table` builds it when first asked for.
     output: Table
     message: str
     # The snapshot of `table`, when the operation can derive it cheaply from the input's.
@@ -101,7 +101,7 @@ class Operation:
     # table's size: servers run it off the event loop (bounded by the step's deadline).
     slow: bool = False
     # It reads its input only through `ctx.snapshot` and may return its table deferred, so
-    # the episode hands it the committed table unbuilt (see `dataclean_env.engine.deferred`).
+    # the episode hands it the committed table unbuilt (see `dataclean_env.table.deferred`).
     lazy: bool = False
 
 

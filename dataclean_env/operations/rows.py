@@ -19,9 +19,6 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.engine.deferred import Table
-from dataclean_env.engine.int_keys import int_keys, integer_of
-from dataclean_env.engine.values import MISSING, NUMERIC_KINDS, Kind
 from dataclean_env.errors import InvalidParameters, OperationFailed
 from dataclean_env.grading.gold_facts import key_text
 from dataclean_env.operations.column_checks import (
@@ -34,6 +31,9 @@ from dataclean_env.operations.column_checks import (
 )
 from dataclean_env.operations.fill import constant_for, number_for
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+from dataclean_env.table.deferred import Table
+from dataclean_env.table.int_keys import int_keys, integer_of
+from dataclean_env.table.values import MISSING, NUMERIC_KINDS, Kind
 
 RowId = int | str
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

@@ -20,8 +20,6 @@ import duckdb
 import pandas as pd
 from pydantic import Field
 
-from dataclean_env.engine.limits import raise_time_limit, remaining
-from dataclean_env.engine.values import MISSING, Kind, json_cell
 from dataclean_env.errors import InvalidParameters, SqlRefused, SqlUnavailable, TooLarge
 from dataclean_env.operations.column_checks import rewrite_columns, take_rows
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
@@ -29,6 +27,8 @@ from dataclean_env.sandbox import sql_jobs
 from dataclean_env.sandbox.pool import WorkerDied, WorkerPool, WorkerTimedOut, WorkerUnavailable
 from dataclean_env.sandbox.sql_jobs import MAX_RESULT_ROWS, new_connection, quoted
 from dataclean_env.schemas import QueryResult
+from dataclean_env.table.limits import raise_time_limit, remaining
+from dataclean_env.table.values import MISSING, Kind, json_cell
 
 T = TypeVar("T")
 MAX_SQL_CHARS = 20_000

@@ -14,10 +14,10 @@ import pandas as pd
 import regex
 from pydantic import Field
 
-from dataclean_env.engine.limits import raise_time_limit, remaining
 from dataclean_env.errors import InvalidParameters
 from dataclean_env.operations.column_checks import rewrite_cells, text_columns
 from dataclean_env.operations.registry import OpContext, OpResult, Params, operation
+from dataclean_env.table.limits import raise_time_limit, remaining
 
 Scalar = str | int | float | bool
 REGEX_SECONDS = 0.5  # per cell, and never past the step's deadline

@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import EngineLimits
 from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.in_process import DataCleaningEnv
-from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.schemas import StepResult
+from dataclean_env.table.limits import EngineLimits
 from dataclean_env.tasks import TaskRegistry
 
 if TYPE_CHECKING:

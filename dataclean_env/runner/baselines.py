@@ -18,17 +18,18 @@ from pathlib import Path
 from tqdm import tqdm
 
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
-from dataclean_env.agents.reference import AgentFactory, reference_factories
-from dataclean_env.engine.limits import untimed_limits
+from dataclean_env.agents.protocol import AgentFactory, EpisodeKey
+from dataclean_env.agents.reference import reference_factories
+from dataclean_env.benchmark import selection
+from dataclean_env.benchmark.results import EpisodeResult, ResultsFile
+from dataclean_env.benchmark.stats import Summary, summarise, summarise_by
+from dataclean_env.benchmark.versions import SUITE_GENERATORS
 from dataclean_env.generation import SPLITS
-from dataclean_env.leaderboard.versions import SUITE_GENERATORS
-from dataclean_env.runner import raha_baran, real_detection, selection, suite_report
+from dataclean_env.runner import raha_baran, real_detection, suite_report
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.report import AgentNote, markdown, plot
-from dataclean_env.runner.results import EpisodeResult, ResultsFile
-from dataclean_env.runner.selection import EpisodeKey
-from dataclean_env.runner.stats import Summary, summarise, summarise_by
+from dataclean_env.table.limits import untimed_limits
 from dataclean_env.tasks import TaskRegistry, TaskSpec, default_registry
 from dataclean_env.tasks.generated import instance
 
@@ -48,7 +49,7 @@ NOTES = {
     ),
     "template": AgentNote(
         "card-free-template",
-        "`dataclean_env.agents.reference.TemplateAgent`: one fixed plan per column name "
+        "`dataclean_env.agents.template.TemplateAgent`: one fixed plan per column name "
         "(US dates and numbers, common null tokens, Title Case names, (XXX) XXX-XXXX phones), "
         "never reading the description or the data: what ignoring the card earns",
     ),

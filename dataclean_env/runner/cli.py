@@ -29,16 +29,17 @@ from pathlib import Path
 from tqdm import tqdm
 
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
-from dataclean_env.agents.reference import AgentFactory, reference_factories
+from dataclean_env.agents.protocol import AgentFactory, EpisodeKey
+from dataclean_env.agents.reference import reference_factories
+from dataclean_env.benchmark import selection
 from dataclean_env.benchmark.normalised import MEANING, anchors
-from dataclean_env.engine.limits import untimed_limits
+from dataclean_env.benchmark.results import EpisodeResult, ResultsFile
 from dataclean_env.errors import EnvError, UnknownTask
 from dataclean_env.generation import SPLITS
-from dataclean_env.runner import selection
 from dataclean_env.runner.backends import Backend, LocalBackend, RemoteBackend
 from dataclean_env.runner.loop import run_episode
-from dataclean_env.runner.results import EpisodeResult, ResultsFile
 from dataclean_env.runner.summary import summary_lines
+from dataclean_env.table.limits import untimed_limits
 from dataclean_env.tasks import TaskRegistry, default_registry
 
 AGENTS = ("auto", "llm", "heuristic", "noop", "random", "oracle")
@@ -145,12 +146,12 @@ def leaderboard_run(args: argparse.Namespace, registry: TaskRegistry) -> int:
     if args.agent == "oracle":
         raise SystemExit("the oracle replays public solutions; it cannot play the secret split")
     make_agent = agent_factory(args, registry)
-    agent_name = make_agent(selection.EpisodeKey("leaderboard", 0, "secret")).name
+    agent_name = make_agent(EpisodeKey("leaderboard", 0, "secret")).name
     runs_dir = args.runs_dir or leaderboard.RUNS_DIR
     if args.resume:
         finished = leaderboard.resume(args.env_url, args.resume, make_agent, runs_dir)
         return 1 if any(r.error for r in finished) else 0
-    families = [args.family] if args.family not in selection.FAMILIES else None
+    families = [args.family] if args.family not in selection.TASK_GROUPS else None
     practice = families is not None or args.episodes is not None
     declared = leaderboard.declared(args, agent_name)
     finished = leaderboard.run(

@@ -25,11 +25,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from dataclean_env.agents.reference import AgentFactory
+from dataclean_env.agents.protocol import AgentFactory, EpisodeKey
+from dataclean_env.benchmark.results import EpisodeResult
 from dataclean_env.runner.backends import RemoteBackend, Step, seen
 from dataclean_env.runner.loop import run_episode
-from dataclean_env.runner.results import EpisodeResult
-from dataclean_env.runner.selection import EpisodeKey
 
 FINISH = {"operation": "finish", "parameters": {}}
 RUNS_DIR = Path("var/leaderboard-runs")  # run tickets, relative to where the runner runs

@@ -18,11 +18,10 @@ import traceback
 from typing import Any, TextIO
 
 from dataclean_env.agents.parsing import UnparseableReply
-from dataclean_env.agents.reference import Agent
+from dataclean_env.agents.protocol import Agent, EpisodeKey
+from dataclean_env.benchmark.results import EpisodeResult
 from dataclean_env.runner.backends import Backend
 from dataclean_env.runner.logs import end_line, start_line, step_line
-from dataclean_env.runner.results import EpisodeResult
-from dataclean_env.runner.selection import EpisodeKey
 
 SUCCESS_THRESHOLD = 0.5
 ATTEMPTS_PER_STEP = 2

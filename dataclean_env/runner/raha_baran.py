@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dataclean_env.runner.stats import CONFIDENCE, bootstrap_interval
+from dataclean_env.benchmark.stats import CONFIDENCE, bootstrap_interval
 
 RESULTS = Path("docs") / "raha_baran.json"
 HEADING = "### Real tables: Raha and Baran through the environment"

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dataclean_env.agents.heuristic import HeuristicAgent
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.agents.reference import NoOpAgent, OracleAgent
-from dataclean_env.grading.claims import DetectionGrader
+from dataclean_env.grading.claim_graders import DetectionGrader
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
-from dataclean_env.runner.selection import EpisodeKey
-from dataclean_env.tasks.claims import ClaimsFamily
+from dataclean_env.tasks.claim_families import ClaimsFamily
 from dataclean_env.tasks.registry import TaskRegistry
 
 SUFFIX = "_detection"

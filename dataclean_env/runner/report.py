@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dataclean_env.runner.stats import CONFIDENCE, RESAMPLES, Summary
+from dataclean_env.benchmark.stats import CONFIDENCE, RESAMPLES, Summary
 
 # How the runner measures: in-process, each step's figures visible (the in-process default).
 MEASURED_IN = "visible"

@@ -15,7 +15,7 @@ import numpy as np
 
 from dataclean_env.benchmark.baselines import AGENT_TITLES, BASELINES_FILE
 from dataclean_env.benchmark.normalised import MEANING
-from dataclean_env.runner.stats import bootstrap_interval
+from dataclean_env.benchmark.stats import bootstrap_interval
 
 SUITE_ROW = "suite"  # the row that pools every episode
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"

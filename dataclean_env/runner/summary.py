@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from statistics import fmean
 
-from dataclean_env.runner.results import EpisodeResult
+from dataclean_env.benchmark.results import EpisodeResult
 
 
 def summary_lines(results: Sequence[EpisodeResult], family_of: Callable[[str], str]) -> list[str]:

@@ -22,8 +22,8 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from dataclean_env.engine.limits import EngineLimits, raise_time_limit
 from dataclean_env.errors import SqlRefused, TooLarge
+from dataclean_env.table.limits import EngineLimits, raise_time_limit
 
 MAX_RESULT_ROWS = 50
 # The shown rows' text (every cell as VARCHAR), at most what a table may hold: an episode

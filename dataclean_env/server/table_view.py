@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import MISSING, json_cell
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import MISSING, json_cell
 
 MAX_PAGE = 200
 # Above this many (current x dirty) row pairs the alignment would cost too much per view.

@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from dataclean_env.settings import Settings, get_settings
-from dataclean_env.tasks.claims import ClaimsFamily
+from dataclean_env.tasks.claim_families import ClaimsFamily
 from dataclean_env.tasks.corpus import CorpusFamily
 from dataclean_env.tasks.custom import CustomFamily
 from dataclean_env.tasks.fixed import FixedFamily

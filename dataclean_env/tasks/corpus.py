@@ -19,11 +19,11 @@ import pandas as pd
 
 from dataclean_env.corpus import instances
 from dataclean_env.corpus.tables import load_card, load_table, table_names
-from dataclean_env.engine.values import Kind
 from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import SPLITS, instance_rng, secret_rng
 from dataclean_env.grading.cell_repair import WEIGHTS, CellRepairGrader
 from dataclean_env.operations.claims import cleaning_operation_names
+from dataclean_env.table.values import Kind
 from dataclean_env.tasks.custom import LABELLED_SUFFIX, labelled_variant
 from dataclean_env.tasks.generated import digest_of
 from dataclean_env.tasks.registry import Task, TaskSpec

@@ -31,12 +31,12 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dataclean_env.engine.values import Kind, parse_number
 from dataclean_env.errors import EnvError
 from dataclean_env.grading.cell_repair import WEIGHTS, CellRepairGrader
 from dataclean_env.operations import canonical_name
 from dataclean_env.operations.claims import cleaning_operation_names
 from dataclean_env.operations.registry import CLAIM_OPERATIONS
+from dataclean_env.table.values import Kind, parse_number
 from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
 from dataclean_env.tasks.repair_plan import DEFAULT_MAX_STEPS, reference_plan, repair_budget
 
@@ -64,7 +64,7 @@ class TaskFile(BaseModel):
     )
     grade_headers: bool = False
     # Extra task kinds made from this folder ("detection", "standardisation", "audit"):
-    # see tasks/claims.py. The cleaning task is always made.
+    # see tasks/claim_families.py. The cleaning task is always made.
     kinds: list[Literal["detection", "standardisation", "audit"]] = Field(default_factory=list)
 
 

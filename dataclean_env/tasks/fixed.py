@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.engine.values import Kind
 from dataclean_env.grading import Grader, build_facts
 from dataclean_env.operations import canonical_name
+from dataclean_env.table.values import Kind
 from dataclean_env.tasks.registry import Task, TaskSpec, shuffled
 
 METADATA_FILE = "task_metadata.json"

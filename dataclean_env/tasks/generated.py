@@ -19,7 +19,6 @@ from random import Random
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from dataclean_env.engine.values import kind_of
 from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import (
     SPLITS,
@@ -35,6 +34,7 @@ from dataclean_env.generation import (
 )
 from dataclean_env.generation.noise import pick_difficulty
 from dataclean_env.grading.preservation import WEIGHTS, PreservationGrader
+from dataclean_env.table.values import kind_of
 from dataclean_env.tasks.registry import Task, TaskSpec
 
 if TYPE_CHECKING:

@@ -15,11 +15,11 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.step_memory import MAX_TABLE_CELLS
-from dataclean_env.engine.values import Kind
 from dataclean_env.errors import UnknownTask
 from dataclean_env.grading import ActionRecord
+from dataclean_env.table.limits import MAX_TABLE_CELLS
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import Kind
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,16 @@ class TaskGrader(Protocol):
     ) -> dict[str, float]: ...
 
     def gold_rows_missing(self, snapshot: Snapshot) -> int: ...
+
+    # The abilities beyond scoring (`grading.abilities.GraderAbilities` answers for a
+    # grader that lacks one).
+    offers_labels: bool
+
+    def graded(self, snapshot: Snapshot, previous: Any) -> tuple[dict[str, float], Any]: ...
+
+    def repair_report(self, scores: Mapping[str, float]) -> dict[str, float | int] | None: ...
+
+    def clean_rows(self, keys: Sequence[Any]) -> dict[str, dict[str, str] | None]: ...
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any
 
-from dataclean_env.runner.selection import iter_seeds, task_ids
+from dataclean_env.benchmark.selection import iter_seeds, task_ids
 from dataclean_env.tasks import TaskRegistry
 
 MAX_ROWS = 100_000  # rows per call of GET /tasks/rows (seeds are read only as far as needed)

@@ -9,6 +9,7 @@ import pytest
 
 from dataclean_env.benchmark import measure
 from dataclean_env.benchmark.normalised import Anchors, anchors
+from dataclean_env.benchmark.stats import bootstrap_interval
 from dataclean_env.benchmark.suite import (
     Cell,
     secret_difficulty,
@@ -16,8 +17,7 @@ from dataclean_env.benchmark.suite import (
     suite_named,
     suites,
 )
-from dataclean_env.runner.stats import bootstrap_interval
-from dataclean_env.tasks.claims import GENERATED as CLAIMS_FAMILIES
+from dataclean_env.tasks.claim_families import GENERATED as CLAIMS_FAMILIES
 from dataclean_env.tasks.generated import FAMILIES
 
 SECRET = b"test-suite-secret"

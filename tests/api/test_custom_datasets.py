@@ -12,12 +12,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.errors import InvalidParameters
 from dataclean_env.grading.cell_repair import CellRepairGrader
 from dataclean_env.schemas import Action
 from dataclean_env.server.app import create_app
 from dataclean_env.settings import Settings
+from dataclean_env.table.snapshot import Snapshot
 from dataclean_env.tasks import registry_for
 from tests.support import ALL_TASK_IDS, EXAMPLES
 

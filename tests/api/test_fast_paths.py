@@ -20,9 +20,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dataclean_env.engine.limits import _text_chars
-from dataclean_env.engine.snapshot import Snapshot, _cells
-from dataclean_env.engine.values import (
+from dataclean_env.errors import InvalidText, OperationFailed
+from dataclean_env.grading.cell_repair import CellRepairGrader, _text_column_counts
+from dataclean_env.grading.cell_text import _LOST, ABSENT, _text_or_absent, _texts, cell_text
+from dataclean_env.grading.gold_facts import key_text
+from dataclean_env.operations.column_checks import _rewritten, _rewritten_cells
+from dataclean_env.operations.dtypes import Column, to_datetime
+from dataclean_env.operations.rows import _positions
+from dataclean_env.table.limits import _text_chars
+from dataclean_env.table.snapshot import Snapshot, _cells
+from dataclean_env.table.values import (
     MISSING,
     Kind,
     all_iso_dates,
@@ -30,20 +37,6 @@ from dataclean_env.engine.values import (
     numbers_in,
     parse_number,
 )
-from dataclean_env.errors import InvalidText, OperationFailed
-from dataclean_env.grading.cell_repair import (
-    _LOST,
-    ABSENT,
-    CellRepairGrader,
-    _text_column_counts,
-    _text_or_absent,
-    _texts,
-    cell_text,
-)
-from dataclean_env.grading.gold_facts import key_text
-from dataclean_env.operations.column_checks import _rewritten, _rewritten_cells
-from dataclean_env.operations.dtypes import Column, to_datetime
-from dataclean_env.operations.rows import _positions
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.values import MISSING
 from dataclean_env.errors import EnvError
 from dataclean_env.generation.crm import TEST_DOMAINS
 from dataclean_env.generation.treatments import TOKEN_POOL
 from dataclean_env.operations.program import opened
 from dataclean_env.schemas import Action
+from dataclean_env.table.values import MISSING
 from tests.support import GENERATED_IDS
 
 JUNK = {"str": "junk", "int": -987654, "float": -98765.4321, "bool": None, "datetime": "1901-02-03"}

@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
+from dataclean_env.table.snapshot import Snapshot
 from dataclean_env.tasks import registry_for
 from tests.support import EXAMPLES, GENERATED_IDS, TASK_IDS
 

@@ -22,9 +22,9 @@ from websockets.sync.client import connect
 
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.benchmark.suite import suites
+from dataclean_env.benchmark.versions import GRADER_VERSION, suite_version
 from dataclean_env.leaderboard.audit import replay, rescore, verify
 from dataclean_env.leaderboard.tables import records, run_episodes, runs
-from dataclean_env.leaderboard.versions import GRADER_VERSION, suite_version
 from dataclean_env.server.app import create_app
 from dataclean_env.settings import Settings
 from tests.support import ok

@@ -20,18 +20,18 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
-from dataclean_env.leaderboard import tokens
-from dataclean_env.leaderboard.audit import rescore, verify
-from dataclean_env.leaderboard.tables import holders, records, run_episodes
-from dataclean_env.leaderboard.tables import tokens as token_table
-from dataclean_env.leaderboard.versions import (
+from dataclean_env.benchmark.stats import bootstrap_interval
+from dataclean_env.benchmark.versions import (
     GENERATOR_VERSION,
     GRADER_VERSION,
     SUITE_GENERATORS,
     generator_version,
     suite_version,
 )
-from dataclean_env.runner.stats import bootstrap_interval
+from dataclean_env.leaderboard import tokens
+from dataclean_env.leaderboard.audit import rescore, verify
+from dataclean_env.leaderboard.tables import holders, records, run_episodes
+from dataclean_env.leaderboard.tables import tokens as token_table
 from dataclean_env.server.app import create_app
 from dataclean_env.settings import Settings
 from tests.api.test_leaderboard import FINISH, board_settings, play_heuristic, step

@@ -19,9 +19,9 @@ import pytest
 import inference
 from dataclean_env.agents.llm import LLMAgent
 from dataclean_env.agents.llm_config import LLMSettings, RetryPolicy
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
-from dataclean_env.runner.selection import EpisodeKey
 
 RENAME = {"EMP ID": "emp_id", "EMP NAME": "emp_name", "DEP T": "dept", "SAL ARY": "salary"}
 RENAME |= {"AGE": "age"}

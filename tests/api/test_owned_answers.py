@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.engine.doors import attempt, start_episode
 from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.in_process import DataCleaningEnv
 from dataclean_env.models import CleaningAction
 from dataclean_env.runner.backends import LocalBackend
-from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
 
 TASK = "hard_full_pipeline"

@@ -18,14 +18,14 @@ import pandas as pd
 import pytest
 
 from dataclean_env.agents.heuristic import HeuristicAgent
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.grading.cell_repair import cell_text
+from dataclean_env.grading.cell_text import cell_text
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
-from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
+from dataclean_env.table.snapshot import Snapshot
 from dataclean_env.tasks import TaskRegistry, registry_for
 from dataclean_env.tasks.custom import load_custom_task
 

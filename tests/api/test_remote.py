@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.in_process import DataCleaningEnv
 from dataclean_env.protocol import EnvProtocol
 from dataclean_env.remote import RemoteDataCleaningEnv
 from dataclean_env.runner.backends import LocalBackend, RemoteBackend, Step
-from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import default_registry
 

@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.values import kind_of, snake_case
 from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
+from dataclean_env.table.values import kind_of, snake_case
 from dataclean_env.tasks import TaskRegistry
 from dataclean_env.tasks.fixed import load_metadata
 from tests.support import TASK_IDS

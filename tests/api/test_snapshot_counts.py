@@ -6,8 +6,8 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import MISSING
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import MISSING
 
 CELLS = st.sampled_from([1, 2, None, "a", "b", float("nan"), 2.0, "NULL", ""])
 

@@ -33,7 +33,7 @@ DEAF_TO_INTERRUPTS = "SELECT len(list_distinct(range(20000000)))"
 def test_a_query_deaf_to_interrupts_is_refused_at_the_time_limit() -> None:
     from dataclasses import replace
 
-    from dataclean_env.engine.limits import default_limits
+    from dataclean_env.table.limits import default_limits
 
     # A limit far below the query's cost on any machine: the verdict does not hang on speed.
     env = DataCleaningEnv("rayyan", limits=replace(default_limits(), step_seconds=0.05))

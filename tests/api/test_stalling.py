@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.in_process import DataCleaningEnv
 from dataclean_env.models import CleaningAction
 from dataclean_env.runner.backends import LocalBackend
-from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.server.app import create_app
 from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
 from dataclean_env.settings import Settings

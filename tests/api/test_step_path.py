@@ -68,11 +68,11 @@ def test_the_path_is_the_stack_and_the_stages_it_calls() -> None:
         (store, route, ("server/metrics.py", route)),
         ("server/affinity.py", store, ("server/metrics.py", route, store)),  # a store's helper
         (episode, route, ("server/metrics.py", route)),
-        ("engine/values.py", "operations/fill.py", (route, episode, "operations/fill.py")),
+        ("table/values.py", "operations/fill.py", (route, episode, "operations/fill.py")),
         ("operations/fill.py", episode, ("server/metrics.py", route, episode)),
         (grader, episode, ("server/metrics.py", route, episode)),
     ]
     assert step_path.path_to_grader(calls) == [route, store, episode, "operations/fill.py"]
     assert step_path.files_touched(calls) == [
-        route, store, "server/affinity.py", episode, "engine/values.py", "operations/fill.py",
+        route, store, "server/affinity.py", episode, "table/values.py", "operations/fill.py",
     ]  # fmt: skip

@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pytest
 
+from dataclean_env.benchmark.stats import bootstrap_interval
 from dataclean_env.engine.episode import Episode
 from dataclean_env.runner.baselines import baseline_keys, family_of, generated_keys, main
-from dataclean_env.runner.stats import bootstrap_interval
 from dataclean_env.tasks import default_registry
 from tests.support import ROOT
 

@@ -9,7 +9,8 @@ import contextlib
 import statistics
 
 from dataclean_env.agents.heuristic import HeuristicAgent
-from dataclean_env.agents.reference import OracleAgent, TemplateAgent
+from dataclean_env.agents.reference import OracleAgent
+from dataclean_env.agents.template import TemplateAgent
 from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import EnvError
 from dataclean_env.schemas import Action

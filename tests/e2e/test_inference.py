@@ -9,11 +9,11 @@ import pytest
 
 import inference
 from dataclean_env.agents.heuristic import HeuristicAgent
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.benchmark.normalised import MEANING
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.logs import end_line, start_line, step_line
 from dataclean_env.runner.loop import run_episode
-from dataclean_env.runner.selection import EpisodeKey
 from tests.support import TASK_IDS
 
 START = re.compile(r"^\[START\] task=(\S+) env=data-cleaning-openenv model=(\S+)$")

@@ -12,10 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.agents.reference import reference_factories
 from dataclean_env.runner import leaderboard
 from dataclean_env.runner.cli import main
-from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.tasks import default_registry
 from tests.web import LiveServer
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import dataclean_env.engine.episode as episode_module
-from dataclean_env.engine.limits import untimed_limits
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.runner.backends import LocalBackend
-from dataclean_env.runner.selection import EpisodeKey
+from dataclean_env.table.limits import untimed_limits
 from dataclean_env.tasks import default_registry
 from dataclean_env.tasks.custom import LABEL_BUDGET
 from tests.support import ROOT

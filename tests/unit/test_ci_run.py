@@ -42,6 +42,7 @@ def test_ci_runs_lint_and_types_first_then_the_readme_test_command(tmp_path: Pat
         "uv run --locked ruff check .",
         "uv run --locked ruff format --check .",
         "uv run --locked mypy",
+        "uv run --locked lint-imports --no-cache",
         "pip install uv",  # the README's test command, last
         "uv run --locked pytest",
     ]

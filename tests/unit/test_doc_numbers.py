@@ -14,11 +14,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import tasks_doc
 
 from dataclean_env.benchmark.suite import INDEX_BITS, suite_named
-from dataclean_env.engine.limits import HISTORY_BYTES_PER_CELL, TABLE_GROWTH
 from dataclean_env.errors import ClientQuotaReached, StoreFull
 from dataclean_env.generation.noise import DIFFICULTIES
 from dataclean_env.grading import penalties
-from dataclean_env.grading.claims import AUDIT_WEIGHTS
+from dataclean_env.grading.claim_graders import AUDIT_WEIGHTS
 from dataclean_env.grading.truth import DOMAIN_VALUES
 from dataclean_env.leaderboard.names import MODEL_LENGTH, NAME_LENGTH
 from dataclean_env.leaderboard.service import (
@@ -47,6 +46,7 @@ from dataclean_env.server.client_limits import (
 )
 from dataclean_env.server.table_view import MAX_PAGE
 from dataclean_env.settings import Settings, bundled_datasets
+from dataclean_env.table.limits import HISTORY_BYTES_PER_CELL, TABLE_GROWTH
 from dataclean_env.tasks.custom import LABEL_BUDGET, load_custom_task
 from dataclean_env.tasks.repair_plan import BUDGET_SLACK, DEFAULT_MAX_STEPS
 from dataclean_env.training.rows import MAX_ROWS

@@ -26,7 +26,8 @@ from fastapi.responses import FileResponse, HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
 from dataclean_env.agents.heuristic import HeuristicAgent
-from dataclean_env.engine.episode import Episode, opening_of
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.opening import opening_of
 from dataclean_env.errors import EpisodeFinished, NoInstances
 from dataclean_env.schemas import Action
 from dataclean_env.server.deps import get_registry, get_store
@@ -37,7 +38,7 @@ from dataclean_env.server.routes.episodes import run_sized
 from dataclean_env.server.table_view import MAX_PAGE, table_page
 from dataclean_env.settings import PACKAGE_DIR, PROJECT_ROOT
 from dataclean_env.tasks import TaskRegistry
-from dataclean_env.tasks.claims import GENERATED as CLAIMS_FAMILIES
+from dataclean_env.tasks.claim_families import GENERATED as CLAIMS_FAMILIES
 from dataclean_env.tasks.generated import FAMILIES, predicted_difficulty
 
 router = APIRouter(tags=["web page"])

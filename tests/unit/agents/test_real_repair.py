@@ -12,10 +12,10 @@ from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.agents.reference import NoOpAgent
 from dataclean_env.agents.repair_rules import Fill, Reorder, Replace, learn_column
 from dataclean_env.agents.unlabelled_repair import one_edit, typo_map
+from dataclean_env.benchmark.results import EpisodeResult
+from dataclean_env.benchmark.stats import summarise
 from dataclean_env.engine.episode import Episode
 from dataclean_env.runner.report import markdown
-from dataclean_env.runner.results import EpisodeResult
-from dataclean_env.runner.stats import summarise
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry, registry_for

@@ -10,19 +10,19 @@ from dataclasses import replace
 
 import pytest
 
-import dataclean_env.engine.limits as limits_module
+import dataclean_env.table.limits as limits_module
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.benchmark import measure
 from dataclean_env.benchmark.baselines import AGENTS, instance_row
 from dataclean_env.benchmark.measure import final_score
 from dataclean_env.benchmark.normalised import MEANING, anchors
+from dataclean_env.benchmark.results import EpisodeResult
 from dataclean_env.benchmark.suite import Cell, suite_named
 from dataclean_env.engine import episode as episode_module
 from dataclean_env.engine.doors import attempt
 from dataclean_env.engine.episode import Episode
 from dataclean_env.runner import suite_report
 from dataclean_env.runner.cli import normalised_summary
-from dataclean_env.runner.results import EpisodeResult
 from dataclean_env.tasks.generated import FAMILIES
 from tests.support import ROOT, TASK_IDS
 

@@ -16,7 +16,7 @@ from dataclean_env.benchmark.validation import (
 )
 from dataclean_env.benchmark.validation_report import DOC, load, outcomes, with_table
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import untimed_limits
+from dataclean_env.table.limits import untimed_limits
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,10 @@ import pytest
 
 from dataclean_env.engine.doors import check_episode_id
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import EngineLimits, TableBudget
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.errors import InvalidAction, InvalidParameters, TooLarge
 from dataclean_env.schemas import Action
+from dataclean_env.table.limits import EngineLimits, TableBudget
+from dataclean_env.table.snapshot import Snapshot
 from dataclean_env.tasks import TaskRegistry
 
 

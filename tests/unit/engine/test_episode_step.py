@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from dataclean_env.engine.episode import Episode, next_step
-from dataclean_env.engine.limits import EngineLimits
 from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import (
     EnvError,
@@ -24,6 +23,7 @@ from dataclean_env.errors import (
     UnknownOperation,
 )
 from dataclean_env.schemas import Action
+from dataclean_env.table.limits import EngineLimits
 from dataclean_env.tasks import TaskRegistry
 
 pytestmark = pytest.mark.unit
@@ -165,7 +165,9 @@ def test_a_remembered_step_and_a_computed_one_commit_the_same_bytes(
     computed = next_step(first, dedup)
     assert len(memory) == 1  # remembered as it was computed
     taken = next_step(second, dedup)
-    assert taken.change is computed.change  # the memory's, not computed again
+    # the memory's table, profiles and scores, not computed again
+    assert taken.committed.snapshot is computed.committed.snapshot
+    assert taken.committed.scores is computed.committed.scores
     unshared = Episode("same", replace(task))  # its own opening: nothing to take over
     expected = unshared.step(dedup).json_bytes()
     assert first._commit(computed).json_bytes() == expected

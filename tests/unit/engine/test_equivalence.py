@@ -1,7 +1,7 @@
 """The engine's shortcuts change no byte: deferred DataFrames, reused grading views, caches.
 
 Lazy operations derive a step's snapshot without pandas and defer its DataFrame
-(`dataclean_env/engine/deferred.py`); the grader reuses what a step left alone (`GoldFacts.keyed`);
+(`dataclean_env/table/deferred.py`); the grader reuses what a step left alone (`GoldFacts.keyed`);
 parsed texts are cached (`values.parse_number`). Random action sequences (half of them the
 task's own plan steps, so most are accepted) check every step against the slow way: the
 snapshot read afresh from the built DataFrame, then graded, summarised and profiled from
@@ -24,13 +24,13 @@ import pandas as pd
 import pytest
 
 from dataclean_env.engine.episode import Episode, _servable
-from dataclean_env.engine.observation import table_summary
-from dataclean_env.engine.profiles import column_profiles
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.errors import EnvError, OperationFailed
 from dataclean_env.operations import OpResult
 from dataclean_env.operations.program import opened
 from dataclean_env.schemas import Action, Reward
+from dataclean_env.table.observation import table_summary
+from dataclean_env.table.profiles import column_profiles
+from dataclean_env.table.snapshot import Snapshot
 from dataclean_env.tasks import TaskRegistry
 from tests.actions import random_action
 

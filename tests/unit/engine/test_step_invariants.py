@@ -19,7 +19,6 @@ import pandas as pd
 import pytest
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import EngineLimits
 from dataclean_env.errors import (
     InvalidParameters,
     InvalidText,
@@ -32,6 +31,7 @@ from dataclean_env.operations import operation_names
 from dataclean_env.operations.claims import CLAIM_OPERATIONS
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
+from dataclean_env.table.limits import EngineLimits
 from dataclean_env.tasks import TaskRegistry, registry_for
 from tests.support import EXAMPLES
 
@@ -135,7 +135,7 @@ class ExplodingGrader:
 
 def test_the_table_covers_every_operation() -> None:
     # Every cleaning operation; the claim operations (detection, audit) are covered by
-    # tests/unit/tasks/test_claims.py, which checks their refusals change nothing.
+    # tests/unit/tasks/test_claim_families.py, which checks their refusals change nothing.
     assert sorted(name for name, _, _ in EVERY_OPERATION) == sorted(
         set(operation_names()) - CLAIM_OPERATIONS
     )

@@ -17,13 +17,13 @@ import pandas as pd
 import pytest
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import EngineLimits, TableBudget
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.step_memory import MAX_TABLE_CELLS, StepMemory, Transition, weight
+from dataclean_env.engine.step_memory import StepMemory, Transition, weight
 from dataclean_env.errors import PhaseOutOfOrder, TooLarge
 from dataclean_env.operations import OpResult
 from dataclean_env.operations.claims import AUDIT_PHASES
 from dataclean_env.schemas import Action
+from dataclean_env.table.limits import MAX_TABLE_CELLS, EngineLimits, TableBudget
+from dataclean_env.table.snapshot import Snapshot
 from dataclean_env.tasks import TaskRegistry
 from tests.unit.engine.test_equivalence import actions, step, task_for
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from dataclean_env.benchmark.suite import suites
+from dataclean_env.benchmark.versions import SUITE_GENERATORS
 from dataclean_env.generation.digests import DIGESTS
-from dataclean_env.leaderboard.versions import SUITE_GENERATORS
-from dataclean_env.tasks import claims, corpus
+from dataclean_env.tasks import claim_families, corpus
 from dataclean_env.tasks.generated import (
     FAMILIES,
     GENERATOR_VERSIONS,
@@ -60,35 +60,39 @@ def test_specs_and_tasks_name_the_version(registry) -> None:
     assert registry.spec("easy_dedup_rename").public()["version"] is None
 
 
-CLAIMS_IDS = list(claims.GENERATED)
+CLAIMS_IDS = list(claim_families.GENERATED)
 CLAIMS_BUMP = (
-    "what {family} generates changed: bump its VERSIONS entry in dataclean_env/tasks/claims.py "
+    "what {family} generates changed: bump its VERSIONS entry in dataclean_env/tasks/claim_families.py "
     "and add the new digest (uv run python scripts/generator_digests.py) to generation/digests.py"
 )
 
 
 def test_every_seeded_claims_family_has_a_version_named_after_it() -> None:
-    assert list(claims.GENERATOR_VERSIONS) == CLAIMS_IDS
-    for family, version in claims.GENERATOR_VERSIONS.items():
-        assert version == f"{family}-v{claims.VERSIONS[family]}"
+    assert list(claim_families.GENERATOR_VERSIONS) == CLAIMS_IDS
+    for family, version in claim_families.GENERATOR_VERSIONS.items():
+        assert version == f"{family}-v{claim_families.VERSIONS[family]}"
 
 
 @pytest.mark.parametrize("family", CLAIMS_IDS)
 def test_a_claims_generator_matches_its_committed_digest(family: str) -> None:
-    version = claims.GENERATOR_VERSIONS[family]
+    version = claim_families.GENERATOR_VERSIONS[family]
     assert version in DIGESTS, f"no digest recorded for {version}"
-    assert claims.generator_digest(family) == DIGESTS[version], CLAIMS_BUMP.format(family=family)
+    assert claim_families.generator_digest(family) == DIGESTS[version], CLAIMS_BUMP.format(
+        family=family
+    )
 
 
 def test_the_claims_digest_sees_a_changed_output(monkeypatch: pytest.MonkeyPatch) -> None:
     """An instruction that gains one character changes every instance's description."""
-    monkeypatch.setitem(claims.INSTRUCTIONS, "detection", claims.INSTRUCTIONS["detection"] + "!")
-    assert claims.generator_digest("error_detection") != DIGESTS["error_detection-v1"]
+    monkeypatch.setitem(
+        claim_families.INSTRUCTIONS, "detection", claim_families.INSTRUCTIONS["detection"] + "!"
+    )
+    assert claim_families.generator_digest("error_detection") != DIGESTS["error_detection-v1"]
 
 
 def test_claims_specs_and_tasks_name_the_version(registry) -> None:
     for family in CLAIMS_IDS:
-        version = claims.GENERATOR_VERSIONS[family]
+        version = claim_families.GENERATOR_VERSIONS[family]
         assert registry.spec(family).public()["version"] == version
         assert registry.make(family, 3, "eval").spec.version == version
     assert registry.spec("detection_showcase").public()["version"] is None
@@ -97,7 +101,7 @@ def test_claims_specs_and_tasks_name_the_version(registry) -> None:
 def test_the_suite_version_covers_every_generator_the_suites_play() -> None:
     played = {family for suite in suites().values() for family in suite.families}
     assert set(SUITE_GENERATORS) == played
-    assert SUITE_GENERATORS == {**GENERATOR_VERSIONS, **claims.GENERATOR_VERSIONS}
+    assert SUITE_GENERATORS == {**GENERATOR_VERSIONS, **claim_families.GENERATOR_VERSIONS}
 
 
 CORPUS_BUMP = (

@@ -15,8 +15,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import cells_equal
 from dataclean_env.grading import ActionRecord, Grader, build_facts, clamp, penalty
 from dataclean_env.grading.components import (
     COMPONENTS,
@@ -31,6 +29,8 @@ from dataclean_env.grading.gold_facts import key_text
 from dataclean_env.grading.preservation import _CANONICAL, _EQUAL
 from dataclean_env.grading.reward import reward_object
 from dataclean_env.operations import get_operation
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import cells_equal
 from tests.support import REWARD_FIELDS
 
 WEIGHTS = {

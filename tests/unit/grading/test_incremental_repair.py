@@ -7,9 +7,9 @@ from __future__ import annotations
 import random
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import TableBudget, default_limits
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.schemas import Action
+from dataclean_env.table.limits import TableBudget, default_limits
+from dataclean_env.table.snapshot import Snapshot
 from dataclean_env.tasks.custom import load_custom_task
 from tests.support import ROOT
 
@@ -52,5 +52,5 @@ def test_edited_columns_are_graded_by_their_touched_cells_and_agree_with_a_full_
         full = fresh_grader.counts(Snapshot.of(episode.table))
         assert grader.counts(after) == full
         assert TableBudget(default_limits(), Snapshot.of(episode.table)).total == (
-            episode._budget.total
+            episode.committed.budget.total
         )

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.grading import Grader, build_facts
 from dataclean_env.grading.components import dtype_errors, missing_errors, schema_errors
 from dataclean_env.schemas import Action
+from dataclean_env.table.snapshot import Snapshot
 from dataclean_env.tasks import TaskRegistry
 
 

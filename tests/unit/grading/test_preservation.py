@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.grading.preservation import PreservationGrader
+from dataclean_env.table.snapshot import Snapshot
 
 GOLD = pd.DataFrame(
     {

@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dataclean_env.engine.values import kind_of
 from dataclean_env.errors import (
     EnvError,
     InvalidParameters,
@@ -31,6 +30,7 @@ from dataclean_env.operations import (
     resolve,
 )
 from dataclean_env.operations.claims import FIX_OPERATIONS, TRANSFORMS
+from dataclean_env.table.values import kind_of
 
 STRATEGIES = ["mean", "median", "mode", "ffill", "bfill", "constant"]
 DTYPES = ["int", "float", "str", "bool", "datetime"]

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import kind_of
 from dataclean_env.errors import EnvError, InvalidParameters, OperationFailed
 from dataclean_env.operations import OpContext, resolve
 from dataclean_env.operations.formats import to_iso, to_us_phone
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import kind_of
 
 
 def table() -> pd.DataFrame:

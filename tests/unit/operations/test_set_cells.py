@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.errors import EnvError, InvalidParameters
 from dataclean_env.operations import resolve
 from dataclean_env.operations.rows import MAX_CELL_ASSIGNMENTS, MAX_VALUE_CHARS
 from dataclean_env.schemas import Action
+from dataclean_env.table.snapshot import Snapshot
 from tests.unit.operations.test_rows import KEYED, apply, table
 
 

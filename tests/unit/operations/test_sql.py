@@ -8,9 +8,9 @@ import tracemalloc
 
 import pytest
 
-from dataclean_env.engine.limits import untimed_limits
 from dataclean_env.in_process import DataCleaningEnv
 from dataclean_env.sandbox.sql_jobs import MAX_RESULT_CHARS
+from dataclean_env.table.limits import untimed_limits
 
 HOSTILE = {
     "SELECT * FROM read_csv('/etc/passwd')": "SQL_REFUSED",

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from dataclean_env.agents.heuristic import HeuristicAgent
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.agents.reference import NoOpAgent
-from dataclean_env.leaderboard.versions import SUITE_GENERATORS
+from dataclean_env.benchmark.stats import bootstrap_interval
+from dataclean_env.benchmark.versions import SUITE_GENERATORS
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.baselines import versions_line
 from dataclean_env.runner.loop import run_episode
-from dataclean_env.runner.selection import EpisodeKey
-from dataclean_env.runner.stats import bootstrap_interval
 from dataclean_env.tasks import default_registry
 from tests.support import ROOT
 

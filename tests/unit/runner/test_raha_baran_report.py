@@ -7,8 +7,8 @@ import statistics
 
 import pytest
 
+from dataclean_env.benchmark.stats import bootstrap_interval
 from dataclean_env.runner import raha_baran
-from dataclean_env.runner.stats import bootstrap_interval
 from dataclean_env.tasks.custom import LABEL_BUDGET
 from tests.support import ROOT
 

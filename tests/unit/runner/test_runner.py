@@ -9,13 +9,15 @@ import pytest
 
 from dataclean_env.agents.parsing import UnparseableReply, parse_action
 from dataclean_env.agents.prompt import operation_lines
-from dataclean_env.agents.reference import OracleAgent, RandomAgent
+from dataclean_env.agents.protocol import EpisodeKey
+from dataclean_env.agents.random_agent import RandomAgent
+from dataclean_env.agents.reference import OracleAgent
+from dataclean_env.benchmark.selection import episodes, parse_seeds
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.operations import resolve
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
-from dataclean_env.runner.selection import EpisodeKey, episodes, parse_seeds
+from dataclean_env.table.snapshot import Snapshot
 from dataclean_env.tasks import default_registry
 
 # Every fixed task and generated family (custom tasks depend on the machine's folders).

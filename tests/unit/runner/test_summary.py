@@ -3,7 +3,7 @@ only for labelled variants, in first-played order."""
 
 from __future__ import annotations
 
-from dataclean_env.runner.results import EpisodeResult
+from dataclean_env.benchmark.results import EpisodeResult
 from dataclean_env.runner.summary import summary_lines
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from dataclean_env.benchmark.results import EpisodeResult
 from dataclean_env.runner.cli import family_of
-from dataclean_env.runner.results import EpisodeResult
 from dataclean_env.runner.summary import summary_lines
 from dataclean_env.tasks import default_registry
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import EngineLimits, untimed_limits
 from dataclean_env.operations.rows import MAX_CELL_ASSIGNMENTS
 from dataclean_env.schemas import Action
 from dataclean_env.settings import Settings
+from dataclean_env.table.limits import EngineLimits, untimed_limits
 from dataclean_env.tasks import registry_for
 from dataclean_env.tasks.custom import CustomFamily
 from dataclean_env.tasks.repair_plan import BUDGET_SLACK, DEFAULT_MAX_STEPS, repair_budget

@@ -9,9 +9,9 @@ from typing import Any, get_args
 import pandas as pd
 import pytest
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import NUMERIC_KINDS, Kind, dtype_name, kind_of
 from dataclean_env.operations.dtypes import Dtype
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import NUMERIC_KINDS, Kind, dtype_name, kind_of
 from dataclean_env.tasks.custom import TaskFile
 
 pytestmark = pytest.mark.unit

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.profiles import column_profiles, value_shape
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.schemas import Action
+from dataclean_env.table.profiles import column_profiles, value_shape
+from dataclean_env.table.snapshot import Snapshot
 from dataclean_env.tasks import default_registry
 
 

@@ -12,17 +12,17 @@ from pathlib import Path
 import pytest
 
 from dataclean_env.agents.heuristic import HeuristicAgent
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.agents.reference import NoOpAgent, OracleAgent
 from dataclean_env.engine.episode import Episode
-from dataclean_env.engine.limits import untimed_limits
 from dataclean_env.errors import OperationNotAllowed, PhaseOutOfOrder
 from dataclean_env.grading.truth import ERROR_TYPES
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
-from dataclean_env.runner.selection import EpisodeKey
 from dataclean_env.schemas import Action
+from dataclean_env.table.limits import untimed_limits
 from dataclean_env.tasks import default_registry
-from dataclean_env.tasks.claims import (
+from dataclean_env.tasks.claim_families import (
     GENERATED,
     SHOWCASES,
     ClaimsFamily,
@@ -316,7 +316,7 @@ def test_detection_f1_on_rayyan(tmp_path):
 
 
 def test_selection_picks_the_claim_kinds_and_showcases():
-    from dataclean_env.runner.selection import task_ids
+    from dataclean_env.benchmark.selection import task_ids
 
     assert task_ids(REGISTRY, None, "showcase") == list(SHOWCASES)
     real = ["rayyan_detection", "rayyan_audit"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from dataclean_env.engine.values import EXACT_INT
+from dataclean_env.table.values import EXACT_INT
 
 _INTEGER = re.compile(r"-?[0-9]+")
 

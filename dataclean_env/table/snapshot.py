@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 import pandas as pd
 
-from dataclean_env.engine.values import MISSING, Kind, dtype_name, kind_of
+from dataclean_env.table.values import MISSING, Kind, dtype_name, kind_of
 
 
 def _normalise(values: list[Any]) -> list[Any]:

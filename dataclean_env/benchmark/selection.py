@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 
+from dataclean_env.agents.protocol import EpisodeKey
 from dataclean_env.tasks import TaskRegistry
 
-FAMILIES = ("fixed", "generated", "corpus", "custom", "showcase", "claims", "all")
-
-
-@dataclass(frozen=True)
-class EpisodeKey:
-    task_id: str
-    seed: int | None
-    split: str
+# The groups of tasks a run selects by name (`--family`); not the generated families
+# (`tasks.generated.FAMILIES`), though one of those may be selected by its task id too.
+TASK_GROUPS = ("fixed", "generated", "corpus", "custom", "showcase", "claims", "all")
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -47,8 +42,8 @@ def task_ids(registry: TaskRegistry, tasks: Sequence[str] | None, family: str) -
     generated = [s.task_id for s in registry.specs() if s.family == "generated"]
     if family in generated:
         return [family]
-    if family not in FAMILIES:
-        known = ", ".join([*FAMILIES, *generated])
+    if family not in TASK_GROUPS:
+        known = ", ".join([*TASK_GROUPS, *generated])
         raise ValueError(f"family must be one of {known}, not {family!r}")
     if family == "claims":
         return [s.task_id for s in registry.specs() if s.kind != "clean"]

@@ -16,9 +16,9 @@ from functools import lru_cache
 from itertools import filterfalse
 from typing import Any, NoReturn
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import Kind
 from dataclean_env.errors import InvalidParameters, InvalidText, StepTimeLimit, TooLarge
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import Kind
 
 
 @dataclass(frozen=True)
@@ -148,6 +148,9 @@ def _column_chars(snapshot: Snapshot, column: str) -> tuple[int, int]:
 # limit (every bundled task) keeps the limits as they are set.
 TABLE_GROWTH = 1.5
 HISTORY_BYTES_PER_CELL = 64
+# Larger openings share nothing: their episodes remember no step (`engine/step_memory.py`),
+# their tasks keep no built opening (`tasks/registry.py`).
+MAX_TABLE_CELLS = 20_000
 
 
 class TableBudget:

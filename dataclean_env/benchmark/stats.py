@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dataclean_env.benchmark.results import EpisodeResult
 from dataclean_env.grading.reward import CEILING
-from dataclean_env.runner.results import EpisodeResult
 
 RESAMPLES = 10_000
 BLOCK = 500  # resamples gathered at once

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dataclean_env.engine.snapshot import Snapshot
 from dataclean_env.errors import EnvError
 from dataclean_env.operations import OpContext, resolve
+from dataclean_env.table.snapshot import Snapshot
 from tests.support import TASK_IDS
 
 EXTRA_ACTIONS = [

@@ -14,8 +14,8 @@ from itertools import islice
 from operator import itemgetter
 from typing import Any
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import MISSING, Kind, json_cell
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import MISSING, Kind, json_cell
 
 TOP_VALUES = 5  # most frequent values listed per column
 TOP_SHAPES = 5  # most frequent shapes listed per column

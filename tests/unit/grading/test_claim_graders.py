@@ -5,8 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.grading.claims import (
+from dataclean_env.grading.claim_graders import (
     AuditGrader,
     DetectionGrader,
     StandardisationGrader,
@@ -16,6 +15,7 @@ from dataclean_env.grading.claims import (
 )
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.truth import ROW, GoldColumn, classify, error_type, from_tables
+from dataclean_env.table.snapshot import Snapshot
 
 GOLD = pd.DataFrame(
     {

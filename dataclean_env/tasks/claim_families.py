@@ -23,12 +23,11 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.engine.values import NUMERIC_KINDS, Kind, kind_of
 from dataclean_env.errors import InvalidAction
 from dataclean_env.generation import SPLITS, instance_rng, secret_rng
 from dataclean_env.generation import formats as formats_generator
 from dataclean_env.generation import planted as planted_generator
-from dataclean_env.grading.claims import (
+from dataclean_env.grading.claim_graders import (
     AUDIT_WEIGHTS,
     AuditGrader,
     DetectionGrader,
@@ -36,6 +35,7 @@ from dataclean_env.grading.claims import (
 )
 from dataclean_env.grading.truth import ERROR_TYPES, ROW, Truth, from_tables
 from dataclean_env.operations.claims import AUDIT_PHASES, FIX_OPERATIONS, MAX_FIX_STEPS
+from dataclean_env.table.values import NUMERIC_KINDS, Kind, kind_of
 from dataclean_env.tasks.custom import ROW_ID, NotATask, read_pair, task_file
 from dataclean_env.tasks.generated import digest_of
 from dataclean_env.tasks.registry import Task, TaskGrader, TaskSpec

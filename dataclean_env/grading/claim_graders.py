@@ -21,12 +21,13 @@ from typing import Any
 
 import pandas as pd
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import MISSING, Kind, cells_equal, kind_of
+from dataclean_env.grading.abilities import GraderAbilities
 from dataclean_env.grading.gold_facts import all_present, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp
 from dataclean_env.grading.truth import Truth, Unit, error_type
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import MISSING, Kind, cells_equal, kind_of
 
 TYPE_CREDIT = 0.5  # a right cell whose type is wrong or not given
 OVER_REPORT = 2.0  # reports beyond this many times the true count are scaled down
@@ -111,7 +112,7 @@ def _lost_rows(truth: Truth, snapshot: Snapshot) -> int:
 
 
 @dataclass(frozen=True)
-class DetectionGrader:
+class DetectionGrader(GraderAbilities):
     """Reward: {total, detection_precision, detection_recall, detection_f1, type_accuracy,
     penalty}; total is the typed, over-report-capped F1, and everything stays at the floor
     until the episode ends."""
@@ -150,7 +151,7 @@ def _floor(*names: str) -> dict[str, float]:
 
 
 @dataclass(frozen=True)
-class StandardisationGrader:
+class StandardisationGrader(GraderAbilities):
     """Per column, the gain in cells equal to gold: (right now - right in dirty) / (wrong
     in dirty), between -1 and 1. The total is the mean gain over the columns that had
     something to standardise, less what was broken in columns that were already right;
@@ -240,7 +241,7 @@ def count_score(claimed: int, true: int) -> float:
 
 
 @dataclass(frozen=True)
-class AuditGrader:
+class AuditGrader(GraderAbilities):
     """The four-phase audit. audit: F1 of the claimed categories; identify: the detection
     score above; fix: the net share of errors the fixes removed, (errors in dirty - errors
     now) / errors in dirty, so a fix that breaks right cells goes below 0 (a lost gold row

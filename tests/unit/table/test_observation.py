@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dataclean_env.engine.observation import duplicate_count
-from dataclean_env.engine.snapshot import Snapshot
+from dataclean_env.table.observation import duplicate_count
+from dataclean_env.table.snapshot import Snapshot
 
 
 def test_duplicate_count_equals_the_duplicate_mask() -> None:

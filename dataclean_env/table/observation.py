@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.engine.values import json_cell
 from dataclean_env.schemas import DatasetInfo
+from dataclean_env.table.snapshot import Snapshot
+from dataclean_env.table.values import json_cell
 
 SAMPLE_ROWS = 5
 
