@@ -36,8 +36,7 @@ FIGURES = ("detection", "correction")
 BEGIN, END = "<!-- protocol:begin -->", "<!-- protocol:end -->"
 PUBLISHED = (
     "Published, for comparison only (not measured here, and on other tables): BClean "
-    '(Qin et al., "BClean: A Bayesian Data Cleaning System", arXiv 2311.06517, Table 4) '
-    "reports correction F1 0.73 / 0.73 / 0.87 for Raha+Baran on hospital / flights / beers, "
+    "(arXiv 2311.06517, Table 4) reports correction F1 0.73 / 0.73 / 0.87 for Raha+Baran on hospital / flights / beers, "
     "0.63 for HoloClean on hospital, 0.98 for BClean and 0.96 for PClean on hospital."
 )
 
