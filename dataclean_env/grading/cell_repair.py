@@ -245,6 +245,23 @@ class CellRepairGrader(GraderAbilities):
                     repaired += name.strip() == column.clean_name.strip()
         return RepairCounts(errors, changed, repaired)
 
+    def detection(self, snapshot: Snapshot) -> RepairCounts:
+        """Error detection as the literature scores it, a changed cell counting as one the
+        agent flagged: (errors, cells flagged, flagged cells that were errors). For reports
+        only (it walks every cell; a step never calls it)."""
+        alignment = self._alignment_of(snapshot)
+        flagged = found = 0
+        for column in self.columns:
+            name = self._name_in(snapshot, column)
+            if name is None:
+                continue
+            _, changed = _column_state(
+                column, snapshot.values[name], snapshot.kinds[name], alignment
+            )
+            flagged += sum(changed)
+            found += sum(1 for at in column.errors if changed[at])
+        return RepairCounts(self.dirty_errors, flagged, found)
+
     def components(self, snapshot: Snapshot) -> dict[str, float]:
         counts = self.counts(snapshot)
         return {**counts.scores(), "changed": float(counts.changed)}

@@ -25,7 +25,7 @@ from dataclean_env.benchmark.results import EpisodeResult, ResultsFile
 from dataclean_env.benchmark.stats import Summary, summarise, summarise_by
 from dataclean_env.benchmark.versions import SUITE_GENERATORS
 from dataclean_env.generation import SPLITS
-from dataclean_env.runner import raha_baran, real_detection, suite_report
+from dataclean_env.runner import protocol_report, raha_baran, real_detection, suite_report
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.runner.loop import run_episode
 from dataclean_env.runner.report import AgentNote, markdown, plot
@@ -252,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     real = real_detection.folder_registry(args.real_tables) if args.real_tables else registry
     report += real_detection.markdown(real_detection.detection_rows(real))
+    report += protocol_report.baselines_section(protocol_report.load())
     (args.out_dir / REPORT).write_text(report, encoding="utf-8")
     plot(summaries, args.out_dir / PLOT)
     readme = args.readme or (Path("README.md") if args.out_dir == Path("docs") else None)

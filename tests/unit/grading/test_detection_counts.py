@@ -1,0 +1,29 @@
+"""`CellRepairGrader.detection`: a changed cell is a flagged one, scored against the errors."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dataclean_env.grading.cell_repair import CellRepairGrader, RepairCounts
+from dataclean_env.table.snapshot import Snapshot
+
+CLEAN = pd.DataFrame({"id": ["1", "2", "3", "4"], "city": ["Oslo", "Rome", "Lima", "Kiev"]})
+DIRTY = pd.DataFrame({"id": ["1", "2", "3", "4"], "city": ["Olso", "Rmoe", "Lima", "Kiev"]})
+
+
+def grader() -> CellRepairGrader:
+    return CellRepairGrader(DIRTY, CLEAN, "id", {"id": "id", "city": "city"})
+
+
+def test_a_wrong_repair_is_detected_but_not_corrected_and_a_broken_cell_is_neither() -> None:
+    # Row 1 repaired, row 2 changed to another wrong value, row 3 (right) broken.
+    after = DIRTY.assign(city=["Oslo", "Rmo", "Lim", "Kiev"])
+    snapshot = Snapshot.of(after)
+    assert grader().detection(snapshot) == RepairCounts(errors=2, changed=3, repaired=2)
+    assert grader().counts(snapshot) == RepairCounts(errors=2, changed=3, repaired=1)
+
+
+def test_nothing_changed_flags_nothing() -> None:
+    counts = grader().detection(Snapshot.of(DIRTY))
+    assert counts == RepairCounts(errors=2, changed=0, repaired=0)
+    assert counts.scores() == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
