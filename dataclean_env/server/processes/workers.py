@@ -1,6 +1,6 @@
 """`server --workers N`: N server processes behind one HAProxy, and the supervisor of both.
 
-The supervisor makes a private run folder, starts process i (this module as a program,
+The supervisor makes a private run folder, starts process i (`server/worker.py` as a program,
 `serve_worker`) on the Unix socket `p<i>.sock` there with DCE_PROCESS_INDEX=i and
 DCE_PROCESSES=N, waits until each answers /health, then writes `haproxy.cfg`
 (`balancer.config`) and starts HAProxy on host:port. The processes share their Prometheus
@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dataclean_env.server.balancer import config
+from dataclean_env.server.processes.balancer import config
 from dataclean_env.settings import get_settings
 
 STARTUP_SECONDS = 180.0
@@ -38,6 +38,8 @@ NO_BALANCER = (
     "run replicas behind your own balancer with deploy/haproxy.cfg (docs/deployment.md)."
 )
 PR_SET_PDEATHSIG = 1
+# What each process runs as a program (it imports the app, which sits above `processes/`).
+WORKER_MODULE = "dataclean_env.server.worker"
 
 
 def balancer_available() -> bool:
@@ -90,7 +92,7 @@ def start_workers(count: int, folder: Path) -> tuple[list[subprocess.Popen[bytes
     sockets = [str(folder / f"p{i}.sock") for i in range(count)]
     processes = [
         _spawn(
-            [sys.executable, "-m", "dataclean_env.server.workers", path],
+            [sys.executable, "-m", WORKER_MODULE, path],
             {**env, "DCE_PROCESS_INDEX": str(i)},
         )
         for i, path in enumerate(sockets)
@@ -163,20 +165,3 @@ def serve(host: str, port: int, count: int) -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         stop_all(children)
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def serve_worker(path: str) -> None:
-    """One process: the app on the Unix socket `path`, served as a single process serves it."""
-    import uvicorn
-
-    from dataclean_env.server.app import create_app, open_leaderboard
-    from dataclean_env.server.serving import behind_balancer, worker_options
-
-    settings = get_settings()
-    app = create_app(settings)
-    open_leaderboard(app)
-    uvicorn.run(behind_balancer(app, settings), uds=path, **worker_options(settings))
-
-
-if __name__ == "__main__":
-    serve_worker(sys.argv[1])

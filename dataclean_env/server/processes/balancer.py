@@ -1,6 +1,6 @@
 """The HAProxy configuration in front of the server's processes, for one machine
 (`server --workers N` writes it for its Unix sockets) and for several (`deploy/haproxy.cfg`
-is this text for three replicas: `python -m dataclean_env.server.balancer` prints it).
+is this text for three replicas: `python -m dataclean_env.server.processes.balancer` prints it).
 
 Routing applies the one home rule of `affinity`: the episode id is read from the
 X-Episode-Id header, overridden by the `episode_id` query parameter, overridden by the JSON
@@ -78,11 +78,11 @@ def config(bind: str, servers: list[str], settings: Settings, check: bool = Fals
 
 HEADER = """\
 # Several replicas of the server behind HAProxy (Debian's haproxy 2.6), on several machines.
-# Written by `python -m dataclean_env.server.balancer` (a test keeps it current); edit the
+# Written by `python -m dataclean_env.server.processes.balancer` (a test keeps it current); edit the
 # `bind` and `server` addresses. Replica i (listed as p<i>, in order) runs with
 # DCE_PROCESS_INDEX=i and DCE_PROCESSES=<the number of replicas>, and trusts this balancer's
 # address for X-Forwarded-For (DCE_FORWARDED_ALLOW_IPS). An episode's home is replica
-# crc32(episode_id) mod N; calls without an id go to p0 (dataclean_env/server/affinity.py).
+# crc32(episode_id) mod N; calls without an id go to p0 (dataclean_env/server/processes/affinity.py).
 # Replicas answer 421 MISDIRECTED for an episode homed elsewhere. Rate limits and caps hold
 # for all replicas together when each runs with the same DCE_LIMITS_DB=postgresql://...
 # (a database they share; the leaderboard's may be it); without it each replica counts its
