@@ -33,7 +33,7 @@ class Settings(BaseSettings):
 
     # "local" (a trainer's own server: no per-client quota or creation rate) or "public"
     # (shared among strangers, as the Space image is: quotas and a rate per client, raised by
-    # a submitter token). See dataclean_env/server/client_limits.py.
+    # a submitter token). See dataclean_env/server/limits/client_limits.py.
     profile: Literal["local", "public"] = "local"
     # Loopback: a local `uv run server` is reachable from this machine only. The image
     # (Dockerfile's CMD) serves every address, as a container or a Space must.

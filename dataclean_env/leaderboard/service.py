@@ -71,7 +71,7 @@ from dataclean_env.leaderboard.versions import (
     suite_version,
 )
 from dataclean_env.leaderboard.withdraw import WITHDRAWN, reason
-from dataclean_env.server.rate_limit import Buckets, RateLimit
+from dataclean_env.server.limits.rate_limit import Buckets, RateLimit
 from dataclean_env.settings import Settings
 from dataclean_env.tasks.generated import FAMILIES
 

@@ -65,7 +65,7 @@ from dataclean_env.engine.doors import (
 from dataclean_env.engine.episode import Episode
 from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import ClientQuotaReached, StoreFull, UnknownEpisode, UnknownTask
-from dataclean_env.server.limit_store import TOTAL, Counts, Settlement
+from dataclean_env.server.limits.limit_store import TOTAL, Counts, Settlement
 from dataclean_env.server.processes.affinity import Place
 from dataclean_env.tasks import TaskRegistry
 

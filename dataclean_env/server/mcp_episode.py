@@ -33,7 +33,7 @@ from dataclean_env.models import CleaningAction
 from dataclean_env.openenv_light import skip_package_inits
 from dataclean_env.operations import registry as operations
 from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
-from dataclean_env.server.session_quota import SessionQuota
+from dataclean_env.server.limits.session_quota import SessionQuota
 
 skip_package_inits()
 

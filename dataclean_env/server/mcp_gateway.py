@@ -31,9 +31,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from dataclean_env.errors import EnvError, InvalidText
 from dataclean_env.server.guards import replay, session_token, unreadable, whole_body
 from dataclean_env.server.http_errors import env_error_response
-from dataclean_env.server.rate_limit import client_key
+from dataclean_env.server.limits.rate_limit import client_key
+from dataclean_env.server.limits.session_quota import SessionQuota
 from dataclean_env.server.requests import INVALID_TEXT, has_invalid_text
-from dataclean_env.server.session_quota import SessionQuota
 
 MCP_PATH = "/mcp"
 

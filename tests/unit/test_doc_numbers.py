@@ -37,7 +37,7 @@ from dataclean_env.operations.rows import (
 )
 from dataclean_env.operations.text import MAX_REPEAT_PRODUCT
 from dataclean_env.sandbox.sql_jobs import MAX_RESULT_ROWS
-from dataclean_env.server.client_limits import (
+from dataclean_env.server.limits.client_limits import (
     CAP_SHARE,
     PUBLIC_CREATION_BURST,
     PUBLIC_CREATION_RATE_PER_SECOND,

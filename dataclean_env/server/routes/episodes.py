@@ -19,7 +19,7 @@ regex_replace, sql, query, and program, fix and standardise, which may run them)
 use the whole step time limit, and on the event loop it would stall every other client,
 /health included. Such steps share a few threads of their
 own, so they cannot take the pool's threads from everyone else either, and wait for them
-in turns by client (`server/fair_slots.py`), so one client's many cannot hold up another's.
+in turns by client (`server/limits/fair_slots.py`), so one client's many cannot hold up another's.
 Calls on one episode (steps, and the page's table reads and heuristic) take turns for it on
 the event loop, holding no thread while they wait (a flood of them on a busy episode would
 otherwise take the pool's threads from everyone); one whose turn comes while something else
@@ -54,11 +54,11 @@ from dataclean_env.errors import EnvError, TaskMismatch
 from dataclean_env.operations import canonical_name, get_operation
 from dataclean_env.schemas import Action, EpisodeState, ResetRequest, StepResult
 from dataclean_env.server.episode_store import EpisodeStore
-from dataclean_env.server.fair_slots import FairSlots
 from dataclean_env.server.http_errors import env_error_response
+from dataclean_env.server.limits.fair_slots import FairSlots
+from dataclean_env.server.limits.rate_limit import CALLER, client_key
 from dataclean_env.server.metrics import ENGINE_SECONDS
 from dataclean_env.server.openapi_doc import request_body
-from dataclean_env.server.rate_limit import CALLER, client_key
 from dataclean_env.server.requests import StepRequest, parse_step, read_json
 from dataclean_env.server.reward_visibility import blind_view
 

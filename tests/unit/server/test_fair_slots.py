@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from dataclean_env.server.fair_slots import FairSlots
+from dataclean_env.server.limits.fair_slots import FairSlots
 
 pytestmark = pytest.mark.unit
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dataclean_env.errors import LimitsUnavailable
-from dataclean_env.server.rate_limit import Buckets, Change
+from dataclean_env.server.limits.rate_limit import Buckets, Change
 from dataclean_env.settings import Settings
 
 if TYPE_CHECKING:
@@ -111,7 +111,9 @@ class LimitDatabase:
         self.slot, self.generation = slot, secrets.token_hex(8)
         self.engine = _engine(limits_url(url))
         self.dialect = self.engine.dialect.name
-        from dataclean_env.server.limit_tables import Statements  # SQLAlchemy: only when used
+        from dataclean_env.server.limits.limit_tables import (
+            Statements,  # SQLAlchemy: only when used
+        )
 
         self._statements = Statements(self.dialect)
         self._opened = False
@@ -124,7 +126,7 @@ class LimitDatabase:
     def _open(self, connection: Connection) -> None:
         from sqlalchemy import delete, insert
 
-        from dataclean_env.server import limit_tables as tables
+        from dataclean_env.server.limits import limit_tables as tables
 
         if self.dialect == "postgresql":  # processes starting together: one at a time
             connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({tables.LOCK})")
@@ -193,7 +195,7 @@ class LimitDatabase:
     def forget_buckets(self, name: str, before: float) -> None:
         from sqlalchemy import delete
 
-        from dataclean_env.server.limit_tables import buckets
+        from dataclean_env.server.limits.limit_tables import buckets
 
         with self.transaction() as connection:
             connection.execute(

@@ -13,10 +13,10 @@ import contextlib
 from collections.abc import Callable
 
 from dataclean_env.errors import ClientQuotaReached, EnvError
-from dataclean_env.server.client_limits import Quota, session_quota
-from dataclean_env.server.limit_store import Counts
+from dataclean_env.server.limits.client_limits import Quota, session_quota
+from dataclean_env.server.limits.limit_store import Counts
+from dataclean_env.server.limits.rate_limit import RateLimit
 from dataclean_env.server.processes.affinity import Place
-from dataclean_env.server.rate_limit import RateLimit
 from dataclean_env.settings import Settings
 
 TOKEN_HOLDER = "token:"  # the prefix of a token holder's key (an address never has one)
