@@ -79,7 +79,7 @@ if TYPE_CHECKING:
     from sqlalchemy import ColumnElement, Connection, Engine
 
     from dataclean_env.engine.episode import Episode
-    from dataclean_env.server.episode_store import EpisodeStore
+    from dataclean_env.server.store.episode_store import EpisodeStore
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,6 @@ from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import EnvError
 from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.operations.sql import sandbox_pool
-from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.guards import creation_limit, install_guards
 from dataclean_env.server.head import HeadAsGet
 from dataclean_env.server.http_errors import install_error_handlers
@@ -37,6 +36,7 @@ from dataclean_env.server.openenv_routes import LazyOpenEnvMiddleware, MountFail
 from dataclean_env.server.processes.affinity import Place
 from dataclean_env.server.processes.serving import uvicorn_options
 from dataclean_env.server.routes import docs, episodes, leaderboard, meta, schema, web
+from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks import TaskRegistry, registry_for
 

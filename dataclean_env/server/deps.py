@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fastapi import Request
 
-from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 

@@ -58,7 +58,7 @@ def test_the_path_is_the_stack_and_the_stages_it_calls() -> None:
     files they call into before it; a stage's own helpers are not counted."""
     route, store, episode, grader = (
         step_path.ROUTE,
-        "server/episode_store.py",
+        "server/store/episode_store.py",
         "e.py",
         "grading/g.py",
     )

@@ -12,7 +12,7 @@ from sqlalchemy import select, update
 
 from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.leaderboard.tables import holders, run_episodes, runs
-from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import registry_for
 

@@ -9,8 +9,8 @@ import zlib
 import pytest
 
 from dataclean_env.errors import Misdirected
-from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.processes.affinity import Place, home
+from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.tasks import default_registry
 
 

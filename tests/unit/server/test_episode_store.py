@@ -7,8 +7,8 @@ import pytest
 
 from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import ClientQuotaReached, StoreFull, UnknownEpisode
-from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.limits.limit_store import TOTAL
+from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.tasks import default_registry
 
 

@@ -14,10 +14,10 @@ import pytest
 
 from dataclean_env.errors import ClientQuotaReached, LimitsUnavailable, StoreFull, UnknownEpisode
 from dataclean_env.schemas import Action
-from dataclean_env.server.episode_store import EpisodeStore
 from dataclean_env.server.limits import limit_store
 from dataclean_env.server.limits.limit_store import LimitDatabase, SharedCounts, limits_url
 from dataclean_env.server.processes.affinity import Place, home
+from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.tasks import default_registry
 from tests.support import limit_database
 
