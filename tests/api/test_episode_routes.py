@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from dataclean_env.server.routes import episodes
+from dataclean_env.server.http.routes import episodes
 
 TASK = "easy_dedup_rename"
 # (method, path, JSON body or None, headers, status, error code): a script of calls, in order.

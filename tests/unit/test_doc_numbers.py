@@ -37,6 +37,7 @@ from dataclean_env.operations.rows import (
 )
 from dataclean_env.operations.text import MAX_REPEAT_PRODUCT
 from dataclean_env.sandbox.sql_jobs import MAX_RESULT_ROWS
+from dataclean_env.server.http.table_view import MAX_PAGE
 from dataclean_env.server.limits.client_limits import (
     CAP_SHARE,
     PUBLIC_CREATION_BURST,
@@ -45,7 +46,6 @@ from dataclean_env.server.limits.client_limits import (
     PUBLIC_SESSIONS_PER_CLIENT,
     largest_quota,
 )
-from dataclean_env.server.table_view import MAX_PAGE
 from dataclean_env.settings import Settings, bundled_datasets
 from dataclean_env.tasks.custom import LABEL_BUDGET, load_custom_task
 from dataclean_env.tasks.repair_plan import BUDGET_SLACK, DEFAULT_MAX_STEPS

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from dataclean_env.operations import alias_names, operation_names
-from dataclean_env.server.compact_schema import compact_action_schema
+from dataclean_env.server.http.compact_schema import compact_action_schema
 
 
 def test_every_operation_has_one_line_then_the_aliases() -> None:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from dataclean_env.engine.snapshot import Snapshot
-from dataclean_env.server.table_view import MAX_PAGE, row_origins, table_page
+from dataclean_env.server.http.table_view import MAX_PAGE, row_origins, table_page
 from dataclean_env.tasks.claims import GENERATED as CLAIMS_FAMILIES
 from dataclean_env.tasks.claims import generated_instance
 from dataclean_env.tasks.generated import FAMILIES, instance, predicted_difficulty

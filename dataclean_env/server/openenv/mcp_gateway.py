@@ -29,11 +29,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dataclean_env.errors import EnvError, InvalidText
-from dataclean_env.server.guards import replay, session_token, unreadable, whole_body
-from dataclean_env.server.http_errors import env_error_response
+from dataclean_env.server.http.guards import replay, session_token, unreadable, whole_body
+from dataclean_env.server.http.http_errors import env_error_response
+from dataclean_env.server.http.requests import INVALID_TEXT, has_invalid_text
 from dataclean_env.server.limits.rate_limit import client_key
 from dataclean_env.server.limits.session_quota import SessionQuota
-from dataclean_env.server.requests import INVALID_TEXT, has_invalid_text
 
 MCP_PATH = "/mcp"
 
@@ -121,7 +121,7 @@ class McpGateway:
             self._started = asyncio.Event()
             await self.mount.ensure()
             # Imported here: FastMCP's server takes a while to import, and only /mcp needs it.
-            from dataclean_env.server.mcp_episode import EpisodeSessions, tool_server
+            from dataclean_env.server.openenv.mcp_episode import EpisodeSessions, tool_server
 
             self.sessions = EpisodeSessions(self.mount.server, self.quota)
             self._http_app = tool_server(self.sessions).http_app(path=MCP_PATH)
@@ -130,7 +130,7 @@ class McpGateway:
 
     async def _run(self) -> None:
         assert self._started is not None
-        from dataclean_env.server.mcp_episode import watch_session_ends
+        from dataclean_env.server.openenv.mcp_episode import watch_session_ends
 
         async with self._http_app.router.lifespan_context(self._http_app):
             idle = self.mount.settings.detached_session_seconds

@@ -7,7 +7,7 @@ Steps on one episode are serialised by the episode's lock.
 
 `EpisodeRoutes` is the router of these URLs (the one code path that serves them); the
 `router` at the end declares them for the docs only. A step's path: `EpisodeRoutes` ->
-`serve_step` (body and ids: `server/requests.py`; the episode: `server/store/episode_store.py`)
+`serve_step` (body and ids: `server/http/requests.py`; the episode: `server/store/episode_store.py`)
 -> `run_sized` -> `Episode.step`.
 
 Where engine work runs: on the event loop when small and cheap, in a worker thread else. A
@@ -53,12 +53,12 @@ from dataclean_env.engine.episode import Episode, EpisodeLock
 from dataclean_env.errors import EnvError, TaskMismatch
 from dataclean_env.operations import canonical_name, get_operation
 from dataclean_env.schemas import Action, EpisodeState, ResetRequest, StepResult
-from dataclean_env.server.http_errors import env_error_response
+from dataclean_env.server.http.http_errors import env_error_response
+from dataclean_env.server.http.openapi_doc import request_body
+from dataclean_env.server.http.requests import StepRequest, parse_step, read_json
 from dataclean_env.server.limits.fair_slots import FairSlots
 from dataclean_env.server.limits.rate_limit import CALLER, client_key
 from dataclean_env.server.metrics import ENGINE_SECONDS
-from dataclean_env.server.openapi_doc import request_body
-from dataclean_env.server.requests import StepRequest, parse_step, read_json
 from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.server.store.reward_visibility import blind_view
 

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 
 from dataclean_env.operations import with_aliases
-from dataclean_env.server.compact_schema import compact_action_schema
-from dataclean_env.server.deps import get_registry
+from dataclean_env.server.http.compact_schema import compact_action_schema
+from dataclean_env.server.http.deps import get_registry
 from dataclean_env.tasks import TaskRegistry
 
 router = APIRouter(tags=["service"])

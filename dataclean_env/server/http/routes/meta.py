@@ -13,7 +13,7 @@ from dataclean_env import ENV_NAME, __version__
 from dataclean_env.engine.checker import check_registry
 from dataclean_env.errors import UnknownTask
 from dataclean_env.schemas import TaskList
-from dataclean_env.server.deps import get_registry
+from dataclean_env.server.http.deps import get_registry
 from dataclean_env.tasks import TaskRegistry
 from dataclean_env.training.rows import MAX_ROWS, rows
 

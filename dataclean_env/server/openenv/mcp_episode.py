@@ -32,8 +32,8 @@ from dataclean_env.errors import EnvError
 from dataclean_env.models import CleaningAction
 from dataclean_env.openenv_light import skip_package_inits
 from dataclean_env.operations import registry as operations
-from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
 from dataclean_env.server.limits.session_quota import SessionQuota
+from dataclean_env.server.openenv.data_cleaning_environment import DataCleaningEnvironment
 
 skip_package_inits()
 

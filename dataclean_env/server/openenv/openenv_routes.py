@@ -37,12 +37,12 @@ from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dataclean_env import ENV_NAME
-from dataclean_env.server.guards import guard_openenv_posts, guard_websockets
-from dataclean_env.server.http_errors import error_response
+from dataclean_env.server.http.guards import guard_openenv_posts, guard_websockets
+from dataclean_env.server.http.http_errors import error_response
+from dataclean_env.server.http.routes import meta
 from dataclean_env.server.limits.limit_store import Counts
 from dataclean_env.server.limits.rate_limit import RateLimit
 from dataclean_env.server.processes.affinity import Place
-from dataclean_env.server.routes import meta
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 
@@ -93,8 +93,8 @@ def mount_openenv(
     from openenv.core.env_server.types import ConcurrencyConfig
 
     from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
-    from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
-    from dataclean_env.server.sessions import SessionServer
+    from dataclean_env.server.openenv.data_cleaning_environment import DataCleaningEnvironment
+    from dataclean_env.server.openenv.sessions import SessionServer
 
     counts = app.state.limits.counts
     max_sessions = whole_or_share(settings, counts, settings.max_sessions)
@@ -147,8 +147,8 @@ def _import_openenv() -> None:
     # factory makes a harness environment: here, in the thread, not on the event loop.
     import openenv.core.harness.environment  # noqa: F401
 
-    import dataclean_env.server.data_cleaning_environment
-    import dataclean_env.server.sessions  # noqa: F401
+    import dataclean_env.server.openenv.data_cleaning_environment
+    import dataclean_env.server.openenv.sessions  # noqa: F401
 
 
 class MountFailed(RuntimeError):

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from dataclean_env.errors import LimitsUnavailable
 from dataclean_env.openenv_light import skip_package_inits
-from dataclean_env.server.guards import LIVE_SOCKET
+from dataclean_env.server.http.guards import LIVE_SOCKET
 from dataclean_env.server.limits.limit_store import TOTAL, Counts
 
 skip_package_inits()  # see openenv_light
