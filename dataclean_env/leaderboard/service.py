@@ -62,6 +62,7 @@ from dataclean_env.errors import (
 )
 from dataclean_env.generation import instance_hash, secret_seed
 from dataclean_env.leaderboard import board, tokens
+from dataclean_env.leaderboard.episodes import EpisodeHolder
 from dataclean_env.leaderboard.ranked import RankedEpisode
 from dataclean_env.leaderboard.tokens import Submitter
 from dataclean_env.leaderboard.versions import (
@@ -71,7 +72,7 @@ from dataclean_env.leaderboard.versions import (
     suite_version,
 )
 from dataclean_env.leaderboard.withdraw import WITHDRAWN, reason
-from dataclean_env.server.limits.rate_limit import Buckets, RateLimit
+from dataclean_env.rate_limit import Buckets, RateLimit
 from dataclean_env.settings import Settings
 from dataclean_env.tasks.generated import FAMILIES
 
@@ -79,7 +80,6 @@ if TYPE_CHECKING:
     from sqlalchemy import ColumnElement, Connection, Engine
 
     from dataclean_env.engine.episode import Episode
-    from dataclean_env.server.store.episode_store import EpisodeStore
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class Slot:
 
 
 class Leaderboard:
-    def __init__(self, settings: Settings, store: EpisodeStore, buckets: Buckets | None = None):
+    def __init__(self, settings: Settings, store: EpisodeHolder, buckets: Buckets | None = None):
         self.settings = settings
         self.store = store
         buckets = buckets or Buckets()  # the app's: shared by its processes (limit_store)

@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from dataclean_env.errors import RateLimited, StoreFull
+from dataclean_env.rate_limit import RateLimit
 from dataclean_env.server.limits.limit_store import LimitDatabase, SharedBuckets, SharedCounts
-from dataclean_env.server.limits.rate_limit import RateLimit
 from dataclean_env.server.processes.affinity import Place, home
 from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.tasks import default_registry

@@ -41,10 +41,10 @@ from dataclean_env.errors import (
     UnsupportedMediaType,
 )
 from dataclean_env.leaderboard import tokens
+from dataclean_env.rate_limit import CALLER, Buckets, RateLimit, client_key
 from dataclean_env.server.http.http_errors import env_error_response
 from dataclean_env.server.http.requests import has_invalid_text, parse_json
 from dataclean_env.server.limits.client_limits import creation_rate
-from dataclean_env.server.limits.rate_limit import CALLER, Buckets, RateLimit, client_key
 from dataclean_env.server.limits.session_quota import SessionQuota
 from dataclean_env.settings import Settings
 

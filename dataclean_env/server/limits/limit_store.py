@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dataclean_env.errors import LimitsUnavailable
-from dataclean_env.server.limits.rate_limit import Buckets, Change
+from dataclean_env.rate_limit import Buckets, Change
 from dataclean_env.settings import Settings
 
 if TYPE_CHECKING:

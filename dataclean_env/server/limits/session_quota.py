@@ -13,9 +13,9 @@ import contextlib
 from collections.abc import Callable
 
 from dataclean_env.errors import ClientQuotaReached, EnvError
+from dataclean_env.rate_limit import RateLimit
 from dataclean_env.server.limits.client_limits import Quota, session_quota
 from dataclean_env.server.limits.limit_store import Counts
-from dataclean_env.server.limits.rate_limit import RateLimit
 from dataclean_env.server.processes.affinity import Place
 from dataclean_env.settings import Settings
 

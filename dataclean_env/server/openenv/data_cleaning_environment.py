@@ -73,10 +73,10 @@ from dataclean_env.errors import EnvError, InvalidAction
 from dataclean_env.generation import SPLITS
 from dataclean_env.models import CleaningAction, CleaningObservation, CleaningState
 from dataclean_env.openenv_light import skip_package_inits
+from dataclean_env.rate_limit import CALLER
 from dataclean_env.schemas import Action, StepResult, graded
 from dataclean_env.server.http.guards import keep_code
 from dataclean_env.server.http.routes.episodes import is_slow, run_sized
-from dataclean_env.server.limits.rate_limit import CALLER
 from dataclean_env.server.metrics import observe_ws_step
 from dataclean_env.server.store.reward_visibility import REWARD_MODES, RewardMode, blind_view
 from dataclean_env.settings import PROJECT_ROOT

@@ -29,10 +29,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dataclean_env.errors import EnvError, InvalidText
+from dataclean_env.rate_limit import client_key
 from dataclean_env.server.http.guards import replay, session_token, unreadable, whole_body
 from dataclean_env.server.http.http_errors import env_error_response
 from dataclean_env.server.http.requests import INVALID_TEXT, has_invalid_text
-from dataclean_env.server.limits.rate_limit import client_key
 from dataclean_env.server.limits.session_quota import SessionQuota
 
 MCP_PATH = "/mcp"

@@ -37,11 +37,11 @@ from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dataclean_env import ENV_NAME
+from dataclean_env.rate_limit import RateLimit
 from dataclean_env.server.http.guards import guard_openenv_posts, guard_websockets
 from dataclean_env.server.http.http_errors import error_response
 from dataclean_env.server.http.routes import meta
 from dataclean_env.server.limits.limit_store import Counts
-from dataclean_env.server.limits.rate_limit import RateLimit
 from dataclean_env.server.processes.affinity import Place
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry

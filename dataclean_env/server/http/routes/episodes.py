@@ -52,12 +52,12 @@ from dataclean_env.engine.doors import check_episode_id, parse_reset_options
 from dataclean_env.engine.episode import Episode, EpisodeLock
 from dataclean_env.errors import EnvError, TaskMismatch
 from dataclean_env.operations import canonical_name, get_operation
+from dataclean_env.rate_limit import CALLER, client_key
 from dataclean_env.schemas import Action, EpisodeState, ResetRequest, StepResult
 from dataclean_env.server.http.http_errors import env_error_response
 from dataclean_env.server.http.openapi_doc import request_body
 from dataclean_env.server.http.requests import StepRequest, parse_step, read_json
 from dataclean_env.server.limits.fair_slots import FairSlots
-from dataclean_env.server.limits.rate_limit import CALLER, client_key
 from dataclean_env.server.metrics import ENGINE_SECONDS
 from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.server.store.reward_visibility import blind_view

@@ -25,11 +25,11 @@ from dataclean_env.leaderboard import tokens
 from dataclean_env.leaderboard.names import MODEL_LENGTH, NAME_LENGTH, board_name
 from dataclean_env.leaderboard.service import MAX_ROLLOUTS, Leaderboard
 from dataclean_env.leaderboard.tokens import Submitter
+from dataclean_env.rate_limit import client_key
 from dataclean_env.schemas import EXAMPLE_TASK_ID
 from dataclean_env.server.http.deps import get_registry, get_settings
 from dataclean_env.server.http.openapi_doc import request_body
 from dataclean_env.server.http.requests import read_json
-from dataclean_env.server.limits.rate_limit import client_key
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 

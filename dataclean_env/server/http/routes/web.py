@@ -28,11 +28,11 @@ from starlette.concurrency import run_in_threadpool
 from dataclean_env.agents.heuristic import HeuristicAgent
 from dataclean_env.engine.episode import Episode, opening_of
 from dataclean_env.errors import EpisodeFinished, NoInstances
+from dataclean_env.rate_limit import client_key
 from dataclean_env.schemas import Action
 from dataclean_env.server.http.deps import get_registry, get_store
 from dataclean_env.server.http.routes.episodes import run_sized
 from dataclean_env.server.http.table_view import MAX_PAGE, table_page
-from dataclean_env.server.limits.rate_limit import client_key
 from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.server.store.reward_visibility import refuse_view
 from dataclean_env.settings import PACKAGE_DIR, PROJECT_ROOT

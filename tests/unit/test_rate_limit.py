@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from dataclean_env.errors import RateLimited
+from dataclean_env.rate_limit import Buckets, RateLimit
 from dataclean_env.server.limits.limit_store import LimitDatabase, SharedBuckets
-from dataclean_env.server.limits.rate_limit import Buckets, RateLimit
 
 
 def shared_buckets(path, slot: int = 0) -> SharedBuckets:
