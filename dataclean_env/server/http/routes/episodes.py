@@ -5,8 +5,9 @@ An episode id may come in the body, the `episode_id` query parameter or the `X-E
 header (in that order of precedence); without one, a call uses the task's default episode.
 Steps on one episode are serialised by the episode's lock.
 
-`EpisodeRoutes` is the router of these URLs (the one code path that serves them); the
-`router` at the end declares them for the docs only. A step's path: `EpisodeRoutes` ->
+Each URL is declared once, by the `router` at the end, whose endpoints serve it and whose
+declarations are the OpenAPI document's; `EpisodeRoutes` calls those same endpoints without
+FastAPI's per-request machinery. A step's path: `EpisodeRoutes` -> `step_task` ->
 `serve_step` (body and ids: `server/http/requests.py`; the episode: `server/store/episode_store.py`)
 -> `run_sized` -> `Episode.step`.
 
@@ -32,6 +33,7 @@ The /ws door runs its engine work here too.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, TypeVar
@@ -263,47 +265,32 @@ def _episode_id(scope: Scope) -> str | None:
     return query if query is not None else header
 
 
-async def _reset(request: Request, task_id: str | None) -> Response:
-    state = request.app.state
-    return await serve_reset(request, state.store, task_id, _episode_id(request.scope))
-
-
-async def _step(request: Request, task_id: str | None) -> Response:
-    state = request.app.state
-    return await serve_step(request, state.store, task_id, _episode_id(request.scope))
-
-
-async def _state(request: Request, task_id: str | None) -> Response:
-    task = task_id if task_id is not None else _query(request.scope, "task_id")
-    return await serve_state(request, request.app.state.store, task, _episode_id(request.scope))
-
-
-Handler = Callable[[Request, str | None], Awaitable[Response]]
-# The handler of each URL, by its first path segment, and the method it takes.
-_HANDLERS: dict[str, tuple[str, Handler]] = {
-    "reset": ("POST", _reset),
-    "step": ("POST", _step),
-    "state": ("GET", _state),
-}
+Endpoint = Callable[..., Awaitable[Response]]
 
 
 class EpisodeRoutes:
-    """The router of the episode URLs: `/reset`, `/step`, `/state`, each alone or followed
-    by `/{task_id}`. A request for one of them with its method goes straight to its handler
-    (a dict lookup, not FastAPI's walk over every route, its dependency injection and
-    per-request wrapping: together more than reading the body and writing the answer
-    take); anything else (another method: 405, a trailing slash: a redirect, any other
-    URL) goes on to FastAPI's router. The `router` below declares the same URLs for the
-    docs (/docs, /openapi.json) only: its endpoints are never called."""
+    """The fast path to the episode URLs: `/reset`, `/step`, `/state`, each alone or followed
+    by `/{task_id}`. A request for one of them with its method goes straight to the
+    endpoint declared for it (a dict lookup, not FastAPI's walk over every route, its
+    dependency injection and per-request wrapping: together more than reading the body and
+    writing the answer take), given the ids as FastAPI would give them; anything else
+    (another method: 405, a trailing slash: a redirect, any other URL) goes on to FastAPI's
+    router."""
 
     def __init__(self, app: ASGIApp, routes: list[BaseRoute]):
         self.app = app
-        # The declared route of each URL: the template the metrics label a request with.
-        self.routes = {
+        # Each URL's declared route (the template the metrics label a request with) and
+        # whether its endpoint takes a task id, by its first path segment and method.
+        self.routes: dict[tuple[str, str], APIRoute] = {
             (route.path, method): route
             for route in routes
             if isinstance(route, APIRoute)
             for method in route.methods or ()
+        }
+        self.methods = {path.split("/")[1]: method for path, method in self.routes}
+        self.takes_task = {
+            key: "task_id" in inspect.signature(route.endpoint).parameters
+            for key, route in self.routes.items()
         }
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -311,31 +298,34 @@ class EpisodeRoutes:
         if matched is None:
             await self.app(scope, receive, send)
             return
-        handler, task_id = matched
+        endpoint, ids = matched
         try:
-            response = await handler(Request(scope, receive, send), task_id)
+            ids["episode_id"] = _episode_id(scope)
+            response = await endpoint(Request(scope, receive, send), **ids)
         except EnvError as exc:
             response = env_error_response(exc)
         await response(scope, receive, send)
 
-    def _match(self, scope: Scope) -> tuple[Handler, str | None] | None:
+    def _match(self, scope: Scope) -> tuple[Endpoint, dict[str, str | None]] | None:
         parts = get_route_path(scope).split("/")
-        if len(parts) not in (2, 3) or parts[0] or parts[1] not in _HANDLERS:
+        if len(parts) not in (2, 3) or parts[0] or parts[1] not in self.methods:
             return None
-        method, handler = _HANDLERS[parts[1]]
+        method = self.methods[parts[1]]
         if scope["method"] != method or (len(parts) == 3 and not parts[2]):
             return None
         template = f"/{parts[1]}" if len(parts) == 2 else f"/{parts[1]}/{{task_id}}"
-        scope["route"] = self.routes[(template, method)]
+        scope["route"] = route = self.routes[(template, method)]
         task_id = parts[2] if len(parts) == 3 else None
         scope["path_params"] = {} if task_id is None else {"task_id": task_id}
-        return handler, task_id
+        ids: dict[str, str | None] = {}
+        if self.takes_task[(template, method)]:  # of the path, else of the query (/state)
+            ids["task_id"] = task_id if task_id is not None else _query(scope, "task_id")
+        return route.endpoint, ids
 
 
-# Declarations for the docs: `EpisodeRoutes` serves these URLs, so their bodies never run.
-# They declare what the docs show: the path, the query and header ids, the body.
+# The episode URLs: what the docs show (the path, the query and header ids, the body) and
+# the endpoints that serve them (through `EpisodeRoutes`, which passes the same ids).
 router = APIRouter(tags=["episodes"])
-SERVED_ELSEWHERE = "served by EpisodeRoutes, in front of FastAPI's router"
 EpisodeQuery = Annotated[str | None, Query(description="Episode to use (else the task's default).")]
 EpisodeHeader = Annotated[str | None, Header(alias="X-Episode-Id")]
 
@@ -344,31 +334,34 @@ async def addressed_episode(
     episode_id: EpisodeQuery = None, x_episode_id: EpisodeHeader = None
 ) -> str | None:
     """The episode id of the query, else of the `X-Episode-Id` header (the body's wins over
-    both); read by `_episode_id` in the handlers."""
-    raise RuntimeError(SERVED_ELSEWHERE)
+    both), as `_episode_id` reads it on the fast path."""
+    for given in (episode_id, x_episode_id):  # each one given is well-formed
+        if given is not None:
+            check_episode_id(given)
+    return episode_id if episode_id is not None else x_episode_id
 
 
 EpisodeId = Annotated[str | None, Depends(addressed_episode)]
 
 
 @router.post("/reset", response_model=StepResult, openapi_extra=request_body(ResetRequest))
-async def reset(episode_id: EpisodeId) -> None:
+async def reset(request: Request, episode_id: EpisodeId) -> Response:
     """Start a new episode of `task_id` (default: the first task)."""
-    raise RuntimeError(SERVED_ELSEWHERE)
+    return await serve_reset(request, request.app.state.store, None, episode_id)
 
 
 @router.post(
     "/reset/{task_id}", response_model=StepResult, openapi_extra=request_body(ResetRequest)
 )
-async def reset_task(task_id: str, episode_id: EpisodeId) -> None:
+async def reset_task(request: Request, task_id: str, episode_id: EpisodeId) -> Response:
     """Start a new episode of the task in the path."""
-    raise RuntimeError(SERVED_ELSEWHERE)
+    return await serve_reset(request, request.app.state.store, task_id, episode_id)
 
 
 @router.post("/step", response_model=StepResult, openapi_extra=request_body(StepRequest))
-async def step(episode_id: EpisodeId) -> None:
+async def step(request: Request, episode_id: EpisodeId) -> Response:
     """Apply one operation to the episode given by id, else to the task's default episode."""
-    raise RuntimeError(SERVED_ELSEWHERE)
+    return await serve_step(request, request.app.state.store, None, episode_id)
 
 
 @router.post(
@@ -378,18 +371,18 @@ async def step(episode_id: EpisodeId) -> None:
         Action, example={"operation": "remove_duplicates", "parameters": {}}
     ),
 )
-async def step_task(task_id: str, episode_id: EpisodeId) -> None:
+async def step_task(request: Request, task_id: str, episode_id: EpisodeId) -> Response:
     """Apply one operation (an action envelope, or `{"action": envelope}`)."""
-    raise RuntimeError(SERVED_ELSEWHERE)
+    return await serve_step(request, request.app.state.store, task_id, episode_id)
 
 
 @router.get("/state", response_model=EpisodeState)
-async def state(episode_id: EpisodeId, task_id: str | None = None) -> None:
+async def state(request: Request, episode_id: EpisodeId, task_id: str | None = None) -> Response:
     """State of the episode given by id, else of the task's default episode."""
-    raise RuntimeError(SERVED_ELSEWHERE)
+    return await serve_state(request, request.app.state.store, task_id, episode_id)
 
 
 @router.get("/state/{task_id}", response_model=EpisodeState)
-async def state_task(task_id: str, episode_id: EpisodeId) -> None:
+async def state_task(request: Request, task_id: str, episode_id: EpisodeId) -> Response:
     """State of the task's default episode, or of the episode given by id."""
-    raise RuntimeError(SERVED_ELSEWHERE)
+    return await serve_state(request, request.app.state.store, task_id, episode_id)
