@@ -57,7 +57,7 @@ def test_another_process_starting_or_sweeping_leaves_a_held_run_open(owner_and_r
     other = server_process(database)
     other.open()  # a worker or replica starting up
     assert statuses(other, run_id) == ("open", ["open", "open"])
-    other.sweep()  # and its board requests
+    other.sweep()  # its periodic sweep
     assert statuses(other, run_id) == ("open", ["open", "open"])
 
 
