@@ -39,7 +39,7 @@ ENV DCE_PROFILE=public
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD ["/app/.venv/bin/python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:7860/health', timeout=4)"]
 
-# Two server processes behind HAProxy under one supervisor (dataclean_env/server/workers.py):
+# Two server processes behind HAProxy under one supervisor (dataclean_env/server/processes/workers.py):
 # if any of them dies the container exits; DCE_WORKERS=1 serves one process, no balancer.
 ENV DCE_WORKERS=2
 CMD ["/app/.venv/bin/server", "--host", "0.0.0.0", "--port", "7860"]

@@ -33,7 +33,7 @@ class Settings(BaseSettings):
 
     # "local" (a trainer's own server: no per-client quota or creation rate) or "public"
     # (shared among strangers, as the Space image is: quotas and a rate per client, raised by
-    # a submitter token). See dataclean_env/server/client_limits.py.
+    # a submitter token). See dataclean_env/server/limits/client_limits.py.
     profile: Literal["local", "public"] = "local"
     # Loopback: a local `uv run server` is reachable from this machine only. The image
     # (Dockerfile's CMD) serves every address, as a container or a Space must.
@@ -75,9 +75,9 @@ class Settings(BaseSettings):
     # start-up, so /health answers in about the time pandas takes to import), "lazy" (on the
     # first request that needs them) or "eager" (before start-up completes).
     openenv_mount: Literal["background", "lazy", "eager"] = "background"
-    # Server processes for `server` (see server/workers.py): N > 1 runs N processes behind
+    # Server processes for `server` (see server/processes/workers.py): N > 1 runs N processes behind
     # HAProxy (which must be on PATH), each holding its own episodes; HAProxy sends every
-    # call to the process that is its episode's home (server/affinity.py).
+    # call to the process that is its episode's home (server/processes/affinity.py).
     workers: int = Field(default=1, ge=1, le=64)
     # This process's place among the processes that share the episodes (set by the
     # supervisor of `--workers`, or by hand for replicas on several machines, see deploy/):

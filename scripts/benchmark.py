@@ -61,7 +61,7 @@ from dataclean_env.engine.step_memory import StepMemory  # noqa: E402
 from dataclean_env.operations import OpContext, resolve  # noqa: E402
 from dataclean_env.operations.program import opened  # noqa: E402
 from dataclean_env.schemas import Action  # noqa: E402
-from dataclean_env.server.episode_store import EpisodeStore  # noqa: E402
+from dataclean_env.server.store.episode_store import EpisodeStore  # noqa: E402
 from dataclean_env.settings import Settings  # noqa: E402
 from dataclean_env.table.limits import untimed_limits  # noqa: E402
 from dataclean_env.table.snapshot import Snapshot  # noqa: E402

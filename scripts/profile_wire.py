@@ -31,7 +31,7 @@ from benchmark import PLANS  # noqa: E402
 from step_path import call  # noqa: E402
 
 from dataclean_env.server.app import create_app  # noqa: E402
-from dataclean_env.server.routes import episodes  # noqa: E402
+from dataclean_env.server.http.routes import episodes  # noqa: E402
 from dataclean_env.settings import Settings  # noqa: E402
 
 _engine_cpu = [0.0]

@@ -13,7 +13,7 @@ import json
 
 from dataclean_env.engine.episode import available_operations
 from dataclean_env.models import CleaningAction
-from dataclean_env.server.compact_schema import compact_action_schema
+from dataclean_env.server.http.compact_schema import compact_action_schema
 from dataclean_env.tasks import default_registry
 
 

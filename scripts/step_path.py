@@ -4,7 +4,7 @@ Each step of the original tasks' optimal plans is sent as `POST /step/{task_id}`
 episode id, the step memory off, so every step is computed) to the app called as an ASGI
 callable in this thread, under `sys.setprofile`; every Python function called is recorded
 with the file it lives in, its nearest caller in the package and the package files on the
-stack. A step's path is what a reader follows from the route (`server/routes/episodes.py`)
+stack. A step's path is what a reader follows from the route (`server/http/routes/episodes.py`)
 to the first call into the grader (`grading/`): the files on the call stack at that call,
 from the route down, and every file they call into before it (the stages they hand the
 step to: parsing, the store, resolving, checking, the operation, profiling), in order of
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 PACKAGE = ROOT / "dataclean_env"
-ROUTE = "server/routes/episodes.py"
+ROUTE = "server/http/routes/episodes.py"
 GRADER = "grading/"
 MAX_FILES = 8  # the issue's bound on a step's path from its route to the grader
 

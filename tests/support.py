@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from dataclean_env.server.limit_store import LimitDatabase
+    from dataclean_env.server.limits.limit_store import LimitDatabase
 
 TASK_IDS = [
     "easy_dedup_rename",
@@ -120,7 +120,7 @@ EXAMPLES = ROOT / "examples" / "custom_datasets"
 def limit_database(path: Path, index: int) -> LimitDatabase:
     """Process `index`'s limit store on the SQLite file `path`, opened as `limits_for`
     opens it at start."""
-    from dataclean_env.server.limit_store import LimitDatabase  # SQLAlchemy: only when used
+    from dataclean_env.server.limits.limit_store import LimitDatabase  # SQLAlchemy: only when used
 
     opened = LimitDatabase(str(path), index)
     opened.open()

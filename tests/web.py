@@ -16,7 +16,7 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 from dataclean_env.server.app import create_app
-from dataclean_env.server.serving import uvicorn_options
+from dataclean_env.server.processes.serving import uvicorn_options
 from dataclean_env.settings import Settings
 
 

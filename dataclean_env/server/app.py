@@ -23,20 +23,24 @@ from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import EnvError
 from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.operations.sql import sandbox_pool
-from dataclean_env.server.affinity import Place
-from dataclean_env.server.client_limits import episode_quota
-from dataclean_env.server.episode_store import EpisodeStore
-from dataclean_env.server.guards import creation_limit, install_guards
-from dataclean_env.server.head import HeadAsGet
-from dataclean_env.server.http_errors import install_error_handlers
-from dataclean_env.server.limit_store import limits_for
-from dataclean_env.server.mcp_gateway import McpGateway, McpTransport
+from dataclean_env.server.http.guards import creation_limit, install_guards
+from dataclean_env.server.http.head import HeadAsGet
+from dataclean_env.server.http.http_errors import install_error_handlers
+from dataclean_env.server.http.openapi_doc import install_openapi
+from dataclean_env.server.http.routes import docs, episodes, leaderboard, meta, schema, web
+from dataclean_env.server.limits.client_limits import episode_quota
+from dataclean_env.server.limits.limit_store import limits_for
+from dataclean_env.server.limits.session_quota import SessionQuota
 from dataclean_env.server.metrics import ObservabilityMiddleware, metrics_endpoint
-from dataclean_env.server.openapi_doc import install_openapi
-from dataclean_env.server.openenv_routes import LazyOpenEnvMiddleware, MountFailed, OpenEnvMount
-from dataclean_env.server.routes import docs, episodes, leaderboard, meta, schema, web
-from dataclean_env.server.serving import uvicorn_options
-from dataclean_env.server.session_quota import SessionQuota
+from dataclean_env.server.openenv.mcp_gateway import McpGateway, McpTransport
+from dataclean_env.server.openenv.openenv_routes import (
+    LazyOpenEnvMiddleware,
+    MountFailed,
+    OpenEnvMount,
+)
+from dataclean_env.server.processes.affinity import Place
+from dataclean_env.server.processes.serving import uvicorn_options
+from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.settings import Settings, get_settings
 from dataclean_env.tasks import TaskRegistry, registry_for
 
@@ -178,7 +182,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.workers > 1:
-        from dataclean_env.server import workers
+        from dataclean_env.server.processes import workers
 
         if workers.balancer_available():
             raise SystemExit(workers.serve(args.host, args.port, args.workers))

@@ -176,7 +176,7 @@ def test_slow_steps_wait_for_their_threads_in_lines_by_client(
     # Every slow-step thread is held (steps waiting for busy episodes, one each: steps on one
     # episode take turns before they take a thread), and two more slow steps wait: each in
     # the line of its client, as the trusted proxy (127.0.0.1) names it.
-    from dataclean_env.server.routes import episodes
+    from dataclean_env.server.http.routes import episodes
 
     live = behind_local_proxy
     held = [f"held-{n}" for n in range(episodes.SLOW_THREADS + 1)]
@@ -383,7 +383,7 @@ def test_a_step_that_ends_a_ranked_episode_records_it_off_the_event_loop(
 ) -> None:
     # Recording the end replays the reference plan and commits to the database: on the event
     # loop (a small table's step runs there), it stalled every other client meanwhile.
-    from dataclean_env.server.routes.episodes import INLINE_CELLS
+    from dataclean_env.server.http.routes.episodes import INLINE_CELLS
 
     board = live.app.state.leaderboard
     on_loop: list[bool] = []

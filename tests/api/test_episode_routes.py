@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from dataclean_env.server.routes import episodes
+from dataclean_env.server.http.routes import episodes
 
 TASK = "easy_dedup_rename"
 # (method, path, JSON body or None, headers, status, error code): a script of calls, in order.
@@ -119,8 +119,8 @@ def test_each_call_answers_its_status_and_code(client: TestClient):
 
 
 def test_each_episode_url_has_one_code_path(client: TestClient, monkeypatch):
-    """The router declares the six URLs (for the docs); `EpisodeRoutes` serves them, each
-    matched request going to its handler, and nothing else to them."""
+    """The router declares the six URLs once (the docs read the declarations); each matched
+    request goes to its declared endpoint through `EpisodeRoutes`, and nothing else to them."""
     assert sorted((r.path, sorted(r.methods)) for r in episodes.router.routes) == [
         ("/reset", ["POST"]),
         ("/reset/{task_id}", ["POST"]),
@@ -130,13 +130,13 @@ def test_each_episode_url_has_one_code_path(client: TestClient, monkeypatch):
         ("/step/{task_id}", ["POST"]),
     ]
     handled: list[str] = []
-    for name, (method, handler) in list(episodes._HANDLERS.items()):
+    for route in episodes.router.routes:
 
-        async def counting(request, task_id, name=name, handler=handler):
-            handled.append(f"{request.method} {request.scope['route'].path} {task_id}")
-            return await handler(request, task_id)
+        async def counting(request, endpoint=route.endpoint, **ids):
+            handled.append(f"{request.method} {request.scope['route'].path} {ids.get('task_id')}")
+            return await endpoint(request, **ids)
 
-        monkeypatch.setitem(episodes._HANDLERS, name, (method, counting))
+        monkeypatch.setattr(route, "endpoint", counting)
     assert client.post(f"/reset/{TASK}", json={"episode_id": "hot"}).status_code == 200
     assert client.post(f"/step/{TASK}", json={"operation": "remove_duplicates"}).status_code == 200
     assert client.get("/state", params={"episode_id": "hot"}).status_code == 200

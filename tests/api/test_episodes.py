@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from dataclean_env.errors import StoreFull, UnknownEpisode
 from dataclean_env.schemas import Action
 from dataclean_env.server.app import create_app
-from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 from tests.support import TASK_IDS, ok

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from dataclean_env.server.serving import MAX_HEADER_BYTES
+from dataclean_env.server.processes.serving import MAX_HEADER_BYTES
 from tests.web import LiveServer
 
 

@@ -324,15 +324,34 @@ def test_an_episode_past_its_deadline_is_scored_as_it_stands(tmp_path: Path) -> 
         assert [r.status for r in stored(client, run["run_id"])] == ["finished", "timed_out"]
 
 
-def test_an_untouched_run_times_out_when_the_board_is_read(tmp_path: Path) -> None:
-    """An episode's clock starts when it is joined; the run's own deadline ends the rest."""
+def _database(client: TestClient) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every leaderboard table."""
+    from dataclean_env.leaderboard.tables import metadata
+
+    engine = client.app.state.leaderboard.open()
+    with engine.connect() as connection:
+        return {
+            table.name: sorted(map(tuple, connection.execute(select(table))), key=repr)
+            for table in metadata.sorted_tables
+        }
+
+
+def test_an_untouched_run_times_out_at_the_sweep_and_reads_change_nothing(
+    tmp_path: Path,
+) -> None:
+    """An episode's clock starts when it is joined; the run's own deadline ends the rest, at
+    the periodic sweep (the heartbeat's): reading the board or the run writes nothing."""
     settings = board_settings(tmp_path, leaderboard_run_seconds=0.3)
     with TestClient(create_app(settings)) as client:
         run = start_run(client, families=["crm"], episodes=2)
         first = run["episodes"][0]["episode_id"]
         ok(client.post("/reset", json={"episode_id": first}))
         time.sleep(0.5)
+        before = _database(client)
         ok(client.get("/leaderboard"))
+        assert ok(client.get(f"/leaderboard/runs/{run['run_id']}"))["status"] == "open"
+        assert _database(client) == before  # past its deadline, and still as it was
+        client.app.state.leaderboard.sweep()
         status = ok(client.get(f"/leaderboard/runs/{run['run_id']}"))
         assert status["status"] == "timed_out"
         assert [e["status"] for e in status["episodes"]] == ["timed_out", "timed_out"]

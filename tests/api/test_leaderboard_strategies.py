@@ -129,6 +129,7 @@ def test_walking_away_from_a_run_counts_its_unfinished_episode_as_doing_nothing(
     ok(http.post("/reset", json={"episode_id": left}))
     ok(http.post("/step", json={"episode_id": left, **SHOW}))
     clock.now += server.app.state.leaderboard.settings.leaderboard_run_seconds + 1
+    server.app.state.leaderboard.sweep()  # the periodic sweep (reads never write)
     shown = lite_board(http)
     [row] = shown["entries"]
     kept = finished_normalised(server, run["run_id"])
@@ -285,7 +286,8 @@ def test_revoking_a_token_aborts_its_open_run_and_takes_its_row_off_the_board(
     assert [r["name"] for r in lite_board(http)["entries"]] == ["alice", "bob"]
     revoked = admin(database, "token", "revoke", "alice")
     assert revoked.returncode == 0, revoked.stderr
-    shown = lite_board(http)  # the serving process sweeps: the run in flight ends
+    server.app.state.leaderboard.sweep()  # the serving process's periodic sweep ends it
+    shown = lite_board(http)
     assert [r["name"] for r in shown["entries"]] == ["bob"]
     assert [u["run_id"] for u in shown["unranked"]] == []
     refused = http.post("/step", json={"episode_id": first, **SHOW})
@@ -371,6 +373,7 @@ def test_many_unplayed_anonymous_runs_lock_no_token_holder_out(
         assert (refused.status_code, refused.json()["code"]) == (503, "SERVER_FULL")
         # Unplayed runs expire within minutes of their creation: their places free.
         clock.now += settings.leaderboard_unplayed_run_seconds + 1
+        live.app.state.leaderboard.sweep()  # the periodic sweep (reads never write)
         shown = lite_board(http)
         assert [u["run_id"] for u in shown["unranked"]] == [played["run_id"]]  # joined: open
         assert ok(http.get(f"/leaderboard/runs/{answers[0].json()['run_id']}"))["status"] == (

@@ -14,7 +14,7 @@ from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.in_process import DataCleaningEnv
 from dataclean_env.models import CleaningAction
 from dataclean_env.runner.backends import LocalBackend
-from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
+from dataclean_env.server.openenv.data_cleaning_environment import DataCleaningEnvironment
 
 TASK = "hard_full_pipeline"
 DEDUP = {"operation": "remove_duplicates", "parameters": {}}

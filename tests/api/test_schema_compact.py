@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from dataclean_env.server.compact_schema import compact_action_schema
+from dataclean_env.server.http.compact_schema import compact_action_schema
 from tests.support import ok
 
 

@@ -1,10 +1,10 @@
-"""docs/deployment.md states the wire limits `server/serving.py` enforces."""
+"""docs/deployment.md states the wire limits `server/processes/serving.py` enforces."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from dataclean_env.server.serving import MAX_HEADER_BYTES
+from dataclean_env.server.processes.serving import MAX_HEADER_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 

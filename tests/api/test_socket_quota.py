@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from dataclean_env.errors import ClientQuotaReached
-from dataclean_env.server.limit_store import SharedCounts
-from dataclean_env.server.rate_limit import RateLimit
-from dataclean_env.server.session_quota import SessionQuota
+from dataclean_env.rate_limit import RateLimit
+from dataclean_env.server.limits.limit_store import SharedCounts
+from dataclean_env.server.limits.session_quota import SessionQuota
 from dataclean_env.settings import Settings
 from tests.support import limit_database
 

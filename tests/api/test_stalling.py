@@ -10,7 +10,7 @@ from dataclean_env.in_process import DataCleaningEnv
 from dataclean_env.models import CleaningAction
 from dataclean_env.runner.backends import LocalBackend
 from dataclean_env.server.app import create_app
-from dataclean_env.server.data_cleaning_environment import DataCleaningEnvironment
+from dataclean_env.server.openenv.data_cleaning_environment import DataCleaningEnvironment
 from dataclean_env.settings import Settings
 
 

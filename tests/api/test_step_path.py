@@ -58,7 +58,7 @@ def test_the_path_is_the_stack_and_the_stages_it_calls() -> None:
     files they call into before it; a stage's own helpers are not counted."""
     route, store, episode, grader = (
         step_path.ROUTE,
-        "server/episode_store.py",
+        "server/store/episode_store.py",
         "e.py",
         "grading/g.py",
     )
@@ -66,7 +66,11 @@ def test_the_path_is_the_stack_and_the_stages_it_calls() -> None:
         ("server/metrics.py", None, ()),
         (route, "server/metrics.py", ("server/metrics.py",)),
         (store, route, ("server/metrics.py", route)),
-        ("server/affinity.py", store, ("server/metrics.py", route, store)),  # a store's helper
+        (
+            "server/processes/affinity.py",
+            store,
+            ("server/metrics.py", route, store),
+        ),  # a store's helper
         (episode, route, ("server/metrics.py", route)),
         ("table/values.py", "operations/fill.py", (route, episode, "operations/fill.py")),
         ("operations/fill.py", episode, ("server/metrics.py", route, episode)),
@@ -74,5 +78,5 @@ def test_the_path_is_the_stack_and_the_stages_it_calls() -> None:
     ]
     assert step_path.path_to_grader(calls) == [route, store, episode, "operations/fill.py"]
     assert step_path.files_touched(calls) == [
-        route, store, "server/affinity.py", episode, "table/values.py", "operations/fill.py",
+        route, store, "server/processes/affinity.py", episode, "engine/values.py", "operations/fill.py",
     ]  # fmt: skip

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from dataclean_env.errors import ClientQuotaReached, StoreFull, UnknownEpisode
-from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 from tests.web import LiveServer

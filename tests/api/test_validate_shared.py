@@ -11,7 +11,7 @@ from starlette.requests import Request
 
 from dataclean_env.engine.checker import check_registry
 from dataclean_env.server.app import create_app
-from dataclean_env.server.routes import meta
+from dataclean_env.server.http.routes import meta
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import TaskRegistry
 

@@ -54,7 +54,7 @@ def test_assets_are_served_and_nothing_else(client: TestClient) -> None:
 
 
 def test_the_page_asks_only_this_server() -> None:
-    from dataclean_env.server.routes.web import static_dir
+    from dataclean_env.server.http.routes.web import static_dir
 
     for name in ("index.html", "app.js", "app.css"):
         text = (static_dir() / name).read_text(encoding="utf-8")

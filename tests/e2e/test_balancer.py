@@ -24,7 +24,7 @@ import pytest
 from websockets.sync.client import connect
 
 from dataclean_env.errors import Misdirected
-from dataclean_env.server.affinity import Place, home
+from dataclean_env.server.processes.affinity import Place, home
 from tests.e2e.scale_sessions import ROOT, free_port, stop, wait_healthy
 
 UNTRUSTED = "127.0.0.3"

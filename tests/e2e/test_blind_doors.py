@@ -17,7 +17,7 @@ from fastmcp import Client
 from websockets.sync.client import connect
 
 from dataclean_env.schemas import Observation
-from dataclean_env.server.reward_visibility import HIDDEN_FIELDS, SCORE_INFO
+from dataclean_env.server.store.reward_visibility import HIDDEN_FIELDS, SCORE_INFO
 from tests.support import ok
 from tests.web import LiveServer
 

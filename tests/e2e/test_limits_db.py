@@ -18,10 +18,10 @@ import httpx
 import pytest
 
 from dataclean_env.errors import RateLimited, StoreFull
-from dataclean_env.server.affinity import Place, home
-from dataclean_env.server.episode_store import EpisodeStore
-from dataclean_env.server.limit_store import LimitDatabase, SharedBuckets, SharedCounts
-from dataclean_env.server.rate_limit import RateLimit
+from dataclean_env.rate_limit import RateLimit
+from dataclean_env.server.limits.limit_store import LimitDatabase, SharedBuckets, SharedCounts
+from dataclean_env.server.processes.affinity import Place, home
+from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.tasks import default_registry
 from tests.e2e.scale_sessions import ROOT, free_port, stop, wait_healthy
 from tests.tools import PG_URL

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from dataclean_env.server.mcp_episode import McpEpisode
+from dataclean_env.server.openenv.mcp_episode import McpEpisode
 from dataclean_env.settings import Settings
 from tests.web import LiveServer
 

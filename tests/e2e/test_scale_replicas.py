@@ -10,7 +10,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from dataclean_env.server.balancer import EXAMPLE_SERVERS, HEADER, config
+from dataclean_env.server.processes.balancer import EXAMPLE_SERVERS, HEADER, config
 from dataclean_env.settings import Settings
 from tests.e2e.scale_sessions import (
     ROOT,

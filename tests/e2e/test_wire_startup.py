@@ -8,7 +8,7 @@ from tests.support import probe_json
 PROBE = """
 import json, sys
 from dataclean_env.server.app import create_app
-from dataclean_env.server.openenv_routes import _import_openenv
+from dataclean_env.server.openenv.openenv_routes import _import_openenv
 from dataclean_env.settings import Settings
 
 app = create_app(Settings(openenv_mount="lazy"))

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from dataclean_env.server import workers
+from dataclean_env.server.processes import workers
 from tests.e2e.scale_sessions import ROOT, free_port, stop, wait_healthy
 
 pytestmark = pytest.mark.needs("haproxy")

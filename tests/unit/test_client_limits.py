@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from dataclean_env.server.client_limits import (
+from dataclean_env.server.limits.client_limits import (
     PUBLIC_SESSIONS_PER_CLIENT,
     Quota,
     creation_rate,

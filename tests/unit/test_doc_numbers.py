@@ -36,7 +36,8 @@ from dataclean_env.operations.rows import (
 )
 from dataclean_env.operations.text import MAX_REPEAT_PRODUCT
 from dataclean_env.sandbox.sql_jobs import MAX_RESULT_ROWS
-from dataclean_env.server.client_limits import (
+from dataclean_env.server.http.table_view import MAX_PAGE
+from dataclean_env.server.limits.client_limits import (
     CAP_SHARE,
     PUBLIC_CREATION_BURST,
     PUBLIC_CREATION_RATE_PER_SECOND,
@@ -44,7 +45,6 @@ from dataclean_env.server.client_limits import (
     PUBLIC_SESSIONS_PER_CLIENT,
     largest_quota,
 )
-from dataclean_env.server.table_view import MAX_PAGE
 from dataclean_env.settings import Settings, bundled_datasets
 from dataclean_env.table.limits import HISTORY_BYTES_PER_CELL, TABLE_GROWTH
 from dataclean_env.tasks.custom import LABEL_BUDGET, load_custom_task

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclean_env.engine.episode import Episode
 from dataclean_env.schemas import Action
-from dataclean_env.server.reward_visibility import blind_view
+from dataclean_env.server.store.reward_visibility import blind_view
 from dataclean_env.tasks import default_registry
 
 

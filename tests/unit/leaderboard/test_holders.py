@@ -12,7 +12,7 @@ from sqlalchemy import select, update
 
 from dataclean_env.leaderboard.service import Leaderboard
 from dataclean_env.leaderboard.tables import holders, run_episodes, runs
-from dataclean_env.server.episode_store import EpisodeStore
+from dataclean_env.server.store.episode_store import EpisodeStore
 from dataclean_env.settings import Settings
 from dataclean_env.tasks import registry_for
 
@@ -57,7 +57,7 @@ def test_another_process_starting_or_sweeping_leaves_a_held_run_open(owner_and_r
     other = server_process(database)
     other.open()  # a worker or replica starting up
     assert statuses(other, run_id) == ("open", ["open", "open"])
-    other.sweep()  # and its board requests
+    other.sweep()  # its periodic sweep
     assert statuses(other, run_id) == ("open", ["open", "open"])
 
 
