@@ -38,7 +38,7 @@ from tests.api.test_leaderboard import FINISH, board_settings, play_heuristic, s
 from tests.support import ROOT, ok
 from tests.web import LiveServer
 
-LITE = suite_version("dce-suite-1-lite")
+LITE = suite_version("dce-suite-2-lite")
 LITE_FAMILIES = [
     "audit_pipeline", "crm", "error_detection", "fix_types", "full_pipeline", "inventory",
     "normalize_dedupe", "orders", "standardisation",
@@ -226,7 +226,7 @@ def test_a_run_record_names_its_versions_the_agent_and_its_rates(board: TestClie
     finish_all(board, run)
     record = ok(board.get(f"/leaderboard/runs/{run['run_id']}"))
     assert (record["status"], record["ranked"], record["anonymous"]) == ("complete", True, False)
-    assert (record["suite"], record["suite_version"]) == ("dce-suite-1-lite", LITE)
+    assert (record["suite"], record["suite_version"]) == ("dce-suite-2-lite", LITE)
     assert (record["grader_version"], record["generator_version"]) == (
         GRADER_VERSION, GENERATOR_VERSION,
     )  # fmt: skip
@@ -355,17 +355,17 @@ def test_a_live_holder_of_another_process_on_this_host_is_left_alone(tmp_path: P
 
 # ── versions and the audit ─────────────────────────────────────────────────
 def test_the_suite_version_is_made_of_the_composition_grader_and_generators() -> None:
-    assert f"dce-suite-1-lite+{GRADER_VERSION}+{GENERATOR_VERSION}" == LITE
-    assert generator_version(SUITE_GENERATORS) == GENERATOR_VERSION == "gen-26c0e2f0"
+    assert f"dce-suite-2-lite+{GRADER_VERSION}+{GENERATOR_VERSION}" == LITE
+    assert generator_version(SUITE_GENERATORS) == GENERATOR_VERSION == "gen-f2b0810d"
     bumped = {**SUITE_GENERATORS, "crm": "crm-v99"}
     assert generator_version(bumped) != GENERATOR_VERSION
     claims_bumped = {**SUITE_GENERATORS, "audit_pipeline": "audit_pipeline-v2"}
     assert generator_version(claims_bumped) != GENERATOR_VERSION
     # benchmark.md's example is the current full suite's version
-    assert f"`{suite_version('dce-suite-1')}`" in (ROOT / "docs/benchmark.md").read_text()
-    assert suite_version("dce-suite-1", grader="grader-3") != suite_version("dce-suite-1")
-    assert suite_version("dce-suite-1", generator=generator_version(bumped)) != suite_version(
-        "dce-suite-1"
+    assert f"`{suite_version('dce-suite-2')}`" in (ROOT / "docs/benchmark.md").read_text()
+    assert suite_version("dce-suite-2", grader="grader-3") != suite_version("dce-suite-2")
+    assert suite_version("dce-suite-2", generator=generator_version(bumped)) != suite_version(
+        "dce-suite-2"
     )
 
 
@@ -382,7 +382,7 @@ def test_the_audit_replays_a_suite_version_and_a_new_grader_opens_a_new_board(
     assert rescore(engine, secret, "grader-next").rescored == 9
     before = lite_board(board)
     after = lite_board(board, grader_version="grader-next")
-    assert after["suite_version"] == suite_version("dce-suite-1-lite", "grader-next")
+    assert after["suite_version"] == suite_version("dce-suite-2-lite", "grader-next")
     assert after["entries"] == before["entries"] and len(before["entries"]) == 1
     with engine.begin() as connection:
         connection.execute(

@@ -41,7 +41,7 @@ def test_the_suite_file_names_this_definition_and_the_measured_draw(suite_table)
     assert STORED["definition_digest"] == measure.definition_digest()
     assert STORED["suite_version"] == suite_named("full").version
     assert STORED["agents"] == ["noop", "random", "template", "heuristic", "oracle"]
-    assert len(ROWS) == suite_named("full").episodes == 756
+    assert len(ROWS) == suite_named("full").episodes == 780
     interval = json.loads(measure.INTERVAL.read_text(encoding="utf-8"))
     # The same draw as the interval's measurement, and the heuristic's same scores there.
     assert [[r["family"], r["difficulty"], r["index"]] for r in ROWS] == [
