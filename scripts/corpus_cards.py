@@ -33,7 +33,8 @@ def card(card: dict[str, Any]) -> list[str]:
     out += [
         f"{card['title']}. Domain: {card['domain']}. {card['rows']:,} rows, "
         f"{len(card['columns'])} columns ({', '.join(f'`{c}`' for c in card['columns'])}), "
-        f"plus the protected key `{KEY}` (the row's number in the clean table).",
+        f"plus the protected key `{KEY}` (the row's number in the instance: a layer adding rows "
+        "puts them after the row they describe).",
         "",
         "### Source and licence",
         "",
@@ -44,22 +45,29 @@ def card(card: dict[str, Any]) -> list[str]:
         "",
         "### Errors",
         "",
-        f"{len(card['layers'])} layers made by tab-err {card['generator']['version']}, each "
-        f"one error type under one mechanism at rate {card['layers'][0]['rate']:g} in one "
-        "column (`EAR:c`: rows chosen by the values of column `c`):",
+        f"{len(card['layers'])} layers, each one error type under one mechanism of tab-err "
+        f"{card['generator']['version']} at rate {card['layers'][0]['rate']:g} in one column "
+        "(`EAR:c`: rows chosen by the values of column `c`). The classes tab-err lacks are "
+        "ours (made by `corpus`, integrations/corpus/own_errors.py): `CaseVariant`, "
+        "`ColumnSwap` (with the column named), `Duplicate` (an exact copy of a row) and "
+        "`ConflictingSources` (two more reports of an entity; on two facts one of the three "
+        "reports is wrong); a cell of an added row counts as wrong:",
         "",
-        "| error type | mechanism | layers | cells |",
-        "|---|---|---:|---:|",
+        "| error type | made by | mechanism | layers | cells | rows added |",
+        "|---|---|---|---:|---:|---:|",
     ]
-    kinds: Counter[tuple[str, str]] = Counter()
-    cells: Counter[tuple[str, str]] = Counter()
+    kinds: Counter[tuple[str, str, str]] = Counter()
+    cells: Counter[tuple[str, str, str]] = Counter()
+    added: Counter[tuple[str, str, str]] = Counter()
     for layer in card["layers"]:
-        token = layer["config"].get("missing_value")
-        name = layer["error_type"] + (f" (`{token}`)" if token else "")
-        kind = (name, layer["mechanism"].split(":")[0])
+        kind = (layer_name(layer), layer["generator"], layer["mechanism"].split(":")[0])
         kinds[kind] += 1
         cells[kind] += layer["cells"]
-    out += [f"| {n} | {m} | {kinds[(n, m)]} | {cells[(n, m)]:,} |" for n, m in sorted(kinds)]
+        added[kind] += layer.get("rows_added", 0)
+    out += [
+        f"| {n} | {g} | {m} | {kinds[(n, g, m)]} | {cells[(n, g, m)]:,} | {added[(n, g, m)]:,} |"
+        for n, g, m in sorted(kinds)
+    ]
     out += [
         "",
         "### Starting State",
@@ -83,6 +91,17 @@ def card(card: dict[str, Any]) -> list[str]:
     return out
 
 
+def layer_name(layer: dict[str, Any]) -> str:
+    config = layer["config"]
+    if "missing_value" in config:
+        return f"{layer['error_type']} (`{config['missing_value']}`)"
+    if "partner" in config:
+        return f"{layer['error_type']} (`{layer['column']}`, `{config['partner']}`)"
+    if config.get("replace_with") == "  ":
+        return f"{layer['error_type']} (a space doubled)"
+    return str(layer["error_type"])
+
+
 def render() -> str:
     out = [
         "# The corpus of real tables",
@@ -90,6 +109,26 @@ def render() -> str:
         "<!-- Written by scripts/corpus_cards.py from the tables' card.json; do not edit. -->",
         "",
         'One card per table of the `corpus` family (docs/real-tables.md, "The corpus").',
+        "",
+        "## Error classes: tab-err's, and ours where it has none",
+        "",
+        "The dirty layers come from tab-err 0.2.1 (Apache-2.0), wrapped by "
+        "integrations/corpus/build_corpus.py: typos (`Typo`), explicit and implicit missing "
+        "values (`MissingValue`: empty, `N/A`, `-1`), outliers (`Outlier`), shifted values "
+        "(`AddDelta`), units (`WrongUnit`), date formats (`Permutate`, `Replace` of the "
+        "separator), whitespace inside a value (`Replace` of a space by two; the grader "
+        "trims the ends, so only the inside counts), stray text (`Extraneous`) and another "
+        "category, which breaks the functional dependencies on other columns "
+        "(`CategorySwap`). tab-err has no change of letter case, no exchange of values "
+        "between columns, and nothing that adds rows, so four classes are ours, in "
+        "integrations/corpus/own_errors.py, seeded like every layer and built on tab-err "
+        "(the first two are tab-err `ErrorType`s, and a tab-err mechanism picks every "
+        "layer's rows): `CaseVariant`, `ColumnSwap` (a row's values of two columns of one "
+        "kind exchanged), `Duplicate` (an exact copy of a row) and `ConflictingSources` "
+        "(two more reports of an entity; on two of its facts one of the three reports holds "
+        "another row's value, so a majority of reports stays right). The clean table holds "
+        "one row per entity: a repair drops every added row (the first report of an entity "
+        "is the one kept) and sets the kept row's facts to the majority.",
         "",
     ]
     for name in table_names():

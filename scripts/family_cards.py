@@ -38,9 +38,12 @@ SUMMARY = {
     "an audit in phases) rather than on a cleaned table; detection and audit scores are "
     "revealed when the episode ends, standardisation scores after every step.",
     "corpus": "Real tables that well-kept packages ship for offline use (aircraft, airports, "
-    "hourly and daily weather, flights, countries), each dirtied by a seeded mix of tab-err "
-    "error layers in train/eval/test and secret splits; graded by cell-repair F1. One card "
-    "per table, with its licence and source: docs/corpus.md.",
+    "hourly and daily weather, flights, countries), each dirtied by a seeded mix of error "
+    "layers (tab-err's, and ours for the classes it lacks: case, column swaps, duplicates, "
+    "conflicting reports of one entity) in train/eval/test and secret splits; graded by "
+    "cell-repair F1. The benchmark suite plays the tables as its real-table family "
+    "`corpus` (docs/benchmark.md). One card per table, with its licence and source: "
+    "docs/corpus.md.",
     "custom": "Any folder holding dirty.csv and clean.csv (the repository ships `rayyan`), "
     "read as text and graded by cell-repair F1.",
 }

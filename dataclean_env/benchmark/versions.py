@@ -2,7 +2,8 @@
 
 Bump GRADER_VERSION when grading or an operation changes what a trace scores; a generator's
 own VERSION (tasks.generated.GENERATOR_VERSIONS for the cleaning families,
-tasks.claim_families.VERSIONS for the seeded claims families) when it changes what an instance holds;
+tasks.claim_families.VERSIONS for the seeded claims families, corpus.instances.VERSION for the
+corpus) when it changes what an instance holds;
 the suite's version in benchmark/suites/suites.json when its composition changes. Each of
 them changes the suite version (`suite_version`, the one place it is made), so a change
 opens a new board; `dataclean-env-admin audit --rescore` then scores the stored runs again.
@@ -15,15 +16,20 @@ import json
 from collections.abc import Mapping
 
 from dataclean_env import __version__
-from dataclean_env.tasks import claim_families
+from dataclean_env.tasks import claim_families, corpus
 from dataclean_env.tasks.generated import GENERATOR_VERSIONS
 
 SERVER_VERSION = __version__
 # grader-2: a lost gold row costs every cell it held (audit), and the generated families'
 # repair is net of the cells broken (every wrong cell costs what a fix earns).
 GRADER_VERSION = "grader-2"
-# Every generator a suite plays, cleaning and claims (a test holds it to suites.json).
-SUITE_GENERATORS: dict[str, str] = {**GENERATOR_VERSIONS, **claim_families.GENERATOR_VERSIONS}
+# Every generator a suite plays, cleaning, claims and the corpus (a test holds it to
+# suites.json).
+SUITE_GENERATORS: dict[str, str] = {
+    **GENERATOR_VERSIONS,
+    **claim_families.GENERATOR_VERSIONS,
+    **corpus.SUITE_GENERATOR_VERSIONS,
+}
 
 
 def generator_version(versions: Mapping[str, str] = SUITE_GENERATORS) -> str:

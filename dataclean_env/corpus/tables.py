@@ -24,9 +24,10 @@ class CorpusTable:
     name: str
     card: dict[str, Any]
     clean: pd.DataFrame  # text, empty cells missing (as tasks/custom.py reads a CSV)
-    # layer -> its cells: (row position in `clean`, dirty text; "" is an empty cell)
-    layers: dict[int, tuple[tuple[int, str], ...]]
-    layer_columns: dict[int, str]  # layer -> the column it corrupts
+    # layer -> its cells: (row position in `clean`, copy, column, dirty text; "" is an empty
+    # cell). Copy 0 is the clean row's own cell; copy k >= 1 a cell of the k-th row the
+    # layer adds after it (a duplicate or another report of the entity), listed whole.
+    layers: dict[int, tuple[tuple[int, int, str, str], ...]]
 
 
 def table_names() -> list[str]:
@@ -58,11 +59,12 @@ def load_table(name: str) -> CorpusTable:
     )
     cells = pd.read_csv(
         io.BytesIO(_pinned(folder / "layers.csv", card["layers_sha256"])),
-        dtype={"layer": int, "row": int, "value": str},
+        dtype={"layer": int, "row": int, "copy": int, "column": str, "value": str},
         keep_default_na=False,
     )
-    layers: dict[int, list[tuple[int, str]]] = {layer["layer"]: [] for layer in card["layers"]}
-    for layer, row, value in cells.itertuples(index=False):
-        layers[int(layer)].append((int(row) - 1, str(value)))
-    columns = {layer["layer"]: layer["column"] for layer in card["layers"]}
-    return CorpusTable(name, card, clean, {k: tuple(v) for k, v in layers.items()}, columns)
+    layers: dict[int, list[tuple[int, int, str, str]]] = {
+        layer["layer"]: [] for layer in card["layers"]
+    }
+    for layer, row, copy, column, value in cells.itertuples(index=False):
+        layers[int(layer)].append((int(row) - 1, int(copy), str(column), str(value)))
+    return CorpusTable(name, card, clean, {k: tuple(v) for k, v in layers.items()})

@@ -36,4 +36,12 @@ DIGESTS: dict[str, str] = {
     "corpus_planes-v1": "c3b76f3c907336044e2f0b74362dc5c61f25a836b58b4a04d66fbfada963ae4b",
     "corpus_seattle_weather-v1": "65cfe892803e25f8dd6328e6ab81323505c1a510a0762c6ffad40825df9fbcd7",
     "corpus_weather-v1": "270b62618a34d005e9085485b0a1884776101c5270024c7c42bb3e741ffe5eca",
+    # v2: the layers tab-err lacks (own_errors.py: case, column swaps, duplicates,
+    # conflicting sources) and doubled spaces; added rows follow theirs, keys renumbered.
+    "corpus_airports-v2": "df0f3b88bf6dda704245640400734ebec941a1413404c4a0fa6ea4252aa2087b",
+    "corpus_flights-v2": "e0c827b4cf01c27074b7ac2109ec54b224724e6f670c6f98fb25bdfe6e3cc353",
+    "corpus_gapminder-v2": "43b181dae9ad6a010aa1bcfd63e629963fd396310d42de14d08ea727fc8a9da4",
+    "corpus_planes-v2": "82691ce033c0de4c49c5dcbf7beb647c0a819b42aa2eda60e702d62300422ac9",
+    "corpus_seattle_weather-v2": "7ce8d921cac866b1a87b2cb5f062c0fefd2662faab5fd9b7c3014649b915cfdf",
+    "corpus_weather-v2": "f274d70f3e03a89954f834243e21f3df504d5026b512337d6e336da1a4a37e4d",
 }

@@ -34,6 +34,11 @@ TASK_IDS = [PREFIX + name for name in table_names()]
 GENERATOR_VERSIONS = {task_id: f"{task_id}-v{instances.VERSION}" for task_id in TASK_IDS}
 MIN_STEPS = 30
 KEY = instances.KEY
+# The benchmark suite plays the corpus as one family: a secret instance's table is picked by
+# its index (index modulo the tables, so every table is drawn alike), its errors by the
+# table's secret stream. Its generator version names every table's (they share VERSION).
+SUITE_FAMILY = "corpus"
+SUITE_GENERATOR_VERSIONS = {SUITE_FAMILY: f"{SUITE_FAMILY}-v{instances.VERSION}"}
 
 
 def compose(task_id: str, rng: random.Random) -> instances.Instance:
@@ -63,6 +68,16 @@ def instance(task_id: str, split: str, seed: int) -> Task:
 def secret_task(task_id: str, secret: bytes, index: int) -> Task:
     """Instance `index` of a table's secret split (`generation.secret_rng`)."""
     return _task(task_id, compose(task_id, secret_rng(secret, task_id, index)), None, "secret")
+
+
+def suite_table(index: int) -> str:
+    """The table (task id) instance `index` of the suite's corpus family is drawn from."""
+    return TASK_IDS[index % len(TASK_IDS)]
+
+
+def secret_suite_task(secret: bytes, index: int) -> Task:
+    """Instance `index` of the suite's corpus family: of its table's secret split."""
+    return secret_task(suite_table(index), secret, index)
 
 
 def _task(task_id: str, made: instances.Instance, seed: int | None, split: str) -> Task:

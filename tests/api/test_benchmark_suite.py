@@ -17,26 +17,38 @@ from dataclean_env.benchmark.suite import (
     suite_named,
     suites,
 )
+from dataclean_env.tasks import corpus
 from dataclean_env.tasks.claim_families import GENERATED as CLAIMS_FAMILIES
 from dataclean_env.tasks.generated import FAMILIES
 
 SECRET = b"test-suite-secret"
 
 
-def test_the_suites_cover_every_cleaning_and_claims_family() -> None:
+def test_the_suites_cover_every_cleaning_and_claims_family_and_the_corpus() -> None:
     full, lite = suite_named("full"), suite_named("lite")
-    assert set(full.families) == set(FAMILIES) | set(CLAIMS_FAMILIES)
+    assert set(full.families) == set(FAMILIES) | set(CLAIMS_FAMILIES) | {"corpus"}
     assert full.difficulties == ("easy", "medium", "hard")
-    assert full.episodes == 9 * 3 * full.per_cell
-    assert lite.episodes == 9 and lite.version != full.version
+    assert (full.per_cell, full.instances_per_cell("corpus")) == (28, 8)
+    assert full.episodes == 9 * 3 * 28 + 3 * 8 == 780
+    assert lite.episodes == 10 and lite.version != full.version
     assert "fixed" not in {s.name for s in suites().values()}
 
 
-@pytest.mark.parametrize("family", [*FAMILIES, *CLAIMS_FAMILIES])
+@pytest.mark.parametrize("family", [*FAMILIES, *CLAIMS_FAMILIES, "corpus"])
 def test_the_predicted_difficulty_is_the_instance_difficulty(family: str) -> None:
     for index in range(6):
         task = secret_instance(family, SECRET, index)
         assert secret_difficulty(family, SECRET, index) == task.spec.difficulty
+
+
+def test_the_corpus_family_draws_every_table_alike_from_its_secret_split() -> None:
+    tables = [secret_instance("corpus", SECRET, index).spec.task_id for index in range(12)]
+    assert tables == [*corpus.TASK_IDS, *corpus.TASK_IDS]  # index modulo the six tables
+    ours = secret_instance("corpus", SECRET, 7)
+    assert (ours.split, ours.seed, ours.spec.family) == ("secret", None, "corpus")
+    same = corpus.secret_task(corpus.TASK_IDS[1], SECRET, 7)
+    assert ours.dirty.equals(same.dirty)
+    assert not ours.dirty.equals(secret_instance("corpus", b"another-secret", 7).dirty)
 
 
 def test_a_draw_fills_every_cell_with_its_difficulty() -> None:

@@ -32,17 +32,17 @@ from tests.web import LiveServer
 
 FINISH = {"operation": "finish"}
 SHOW = {"operation": "show_rows", "parameters": {"offset": 1}}  # accepted, changes no cell
-FULL = suite_version("dce-suite-1")
+FULL = suite_version("dce-suite-2")
 NO_RUNS = {
-    "title": f"{FULL}: 756 episodes per run, normalised score",
+    "title": f"{FULL}: 780 episodes per run, normalised score",
     "suite": "full",
     "suite_version": FULL,
     "grader_version": GRADER_VERSION,
-    "episodes_per_run": 756,
+    "episodes_per_run": 780,
     "entries": [],
     "anonymous": [],
     "unranked": [],
-    "suites": {"full": FULL, "lite": suite_version("dce-suite-1-lite")},
+    "suites": {"full": FULL, "lite": suite_version("dce-suite-2-lite")},
 }
 EMPTY = {"leaderboard": [], "total_submissions": 0, "verified": NO_RUNS}
 
@@ -225,8 +225,12 @@ def test_the_default_run_plays_the_full_suite_and_a_practice_run_every_family(
     assert (run["suite"], run["suite_version"], run["anonymous"]) == ("full", FULL, True)
     cells = [(e["task_id"], e["difficulty"]) for e in run["episodes"]]
     full = suites()["full"]
-    assert len(cells) == 756
-    assert cells == [(c.family, c.difficulty) for c in full.cells for _ in range(28)]
+    assert len(cells) == 780
+    assert cells == [
+        (c.family, c.difficulty)
+        for c in full.cells
+        for _ in range(full.instances_per_cell(c.family))
+    ]
     practice = start_run(board, episodes=12)
     assert practice["suite"] is None and practice["suite_version"] is None
     families = [e["task_id"] for e in practice["episodes"]]

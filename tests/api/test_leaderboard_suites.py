@@ -1,4 +1,4 @@
-"""Suite runs on the leaderboard (the `lite` suite: 9 episodes, one per family): only a run
+"""Suite runs on the leaderboard (the `lite` suite: 10 episodes, one per family): only a run
 that finished its whole suite is ranked; a submitter's runs of one model pool into one row;
 submitter tokens (made by the admin command, sent over real HTTP); anonymous runs apart;
 open-run shares; a run whose server died aborted at the next start; versions and the audit.
@@ -38,9 +38,9 @@ from tests.api.test_leaderboard import FINISH, board_settings, play_heuristic, s
 from tests.support import ROOT, ok
 from tests.web import LiveServer
 
-LITE = suite_version("dce-suite-1-lite")
+LITE = suite_version("dce-suite-2-lite")
 LITE_FAMILIES = [
-    "audit_pipeline", "crm", "error_detection", "fix_types", "full_pipeline", "inventory",
+    "audit_pipeline", "corpus", "crm", "error_detection", "fix_types", "full_pipeline", "inventory",
     "normalize_dedupe", "orders", "standardisation",
 ]  # fmt: skip
 CLEANING = {"fix_types", "normalize_dedupe", "full_pipeline", "crm", "orders", "inventory"}
@@ -104,7 +104,7 @@ def test_only_a_run_that_finished_its_whole_suite_is_ranked(board: TestClient) -
     assert shown["suite_version"] == LITE and shown["title"].startswith(LITE)
     [row] = shown["entries"]
     assert (row["rank"], row["name"], row["model"], row["runs"], row["episodes"]) == (
-        1, "alice", "m", 1, 9,
+        1, "alice", "m", 1, 10,
     )  # fmt: skip
     # Doing nothing normalises to 0 on every instance; the raw score is beside it.
     assert (row["normalised"], row["ci_low"], row["ci_high"]) == (0.0, 0.0, 0.0)
@@ -113,7 +113,7 @@ def test_only_a_run_that_finished_its_whole_suite_is_ranked(board: TestClient) -
     assert list(row["difficulties"]) == ["medium"]
     assert row["records"] == [f"/leaderboard/runs/{whole['run_id']}"]
     [listed] = shown["unranked"]
-    assert (listed["run_id"], listed["status"], listed["scored"]) == (partial["run_id"], "open", 8)
+    assert (listed["run_id"], listed["status"], listed["scored"]) == (partial["run_id"], "open", 9)
     assert shown["anonymous"] == []
     assert ok(board.get("/leaderboard"))["verified"]["entries"] == []  # the full suite's board
 
@@ -134,11 +134,11 @@ def test_five_runs_of_one_submitter_and_model_make_one_pooled_row(board: TestCli
     other = lite_run(board, bob)
     finish_all(board, other)
     values = stored_normalised(board, runs)
-    assert len(values) == 45 and max(values) > 0
+    assert len(values) == 50 and max(values) > 0
     low, high = bootstrap_interval(sorted(values))
     first, second = lite_board(board)["entries"]
-    assert (first["name"], first["runs"], first["episodes"]) == ("alice", 5, 45)
-    assert first["normalised"] == round(sum(values) / 45, 4)
+    assert (first["name"], first["runs"], first["episodes"]) == ("alice", 5, 50)
+    assert first["normalised"] == round(sum(values) / 50, 4)
     assert (first["ci_low"], first["ci_high"]) == (round(low, 4), round(high, 4))
     assert first["records"] == [f"/leaderboard/runs/{r}" for r in runs]
     assert (second["rank"], second["name"], second["runs"]) == (2, "bob", 1)
@@ -169,13 +169,13 @@ def test_several_rollouts_per_instance_are_played_and_reported_as_such(
     assert lite_board(board)["entries"] == []  # one rollout left: not complete
     step(board, episodes[-1]["episode_id"], FINISH)
     (entry,) = lite_board(board)["entries"]
-    assert (entry["runs"], entry["episodes"], entry["rollouts"]) == (1, 18, [2])
+    assert (entry["runs"], entry["episodes"], entry["rollouts"]) == (1, 20, [2])
     record = ok(board.get(f"/leaderboard/runs/{run['run_id']}"))
     assert (record["rollouts"], record["status"], record["ranked"]) == (2, "complete", True)
     once = lite_run(board, alice)
     finish_all(board, once)
     (pooled,) = lite_board(board)["entries"]
-    assert (pooled["runs"], pooled["episodes"], pooled["rollouts"]) == (2, 27, [1, 2])
+    assert (pooled["runs"], pooled["episodes"], pooled["rollouts"]) == (2, 30, [1, 2])
     for wrong in (0, 9):
         answer = board.post(
             "/leaderboard/runs",
@@ -226,20 +226,20 @@ def test_a_run_record_names_its_versions_the_agent_and_its_rates(board: TestClie
     finish_all(board, run)
     record = ok(board.get(f"/leaderboard/runs/{run['run_id']}"))
     assert (record["status"], record["ranked"], record["anonymous"]) == ("complete", True, False)
-    assert (record["suite"], record["suite_version"]) == ("dce-suite-1-lite", LITE)
+    assert (record["suite"], record["suite_version"]) == ("dce-suite-2-lite", LITE)
     assert (record["grader_version"], record["generator_version"]) == (
         GRADER_VERSION, GENERATOR_VERSION,
     )  # fmt: skip
     assert record["declared"] == {"model": "gpt-x", **agent}
     assert record["step_budgets"]["crm"] == 30 and sorted(record["step_budgets"]) == LITE_FAMILIES
     summary = record["summary"]
-    assert (summary["normalised"], summary["episodes"]) == (0.0, 9)
+    assert (summary["normalised"], summary["episodes"]) == (0.0, 10)
     for family, figures in summary["families"].items():
         assert (figures["refused_rate"], figures["rows_lost"], figures["exact_rate"]) == (
             0.0, 0.0, 0.0,
         ), family  # fmt: skip
         assert figures["correct_changed"] == (0.0 if family in CLEANING else None), family
-    assert [e["normalised"] for e in record["episodes"]] == [0.0] * 9
+    assert [e["normalised"] for e in record["episodes"]] == [0.0] * 10
 
 
 # ── tokens over the wire ───────────────────────────────────────────────────
@@ -333,7 +333,7 @@ def test_a_run_whose_server_process_died_is_aborted_when_the_next_one_starts(
     with TestClient(create_app(settings)) as again:
         record = ok(again.get(f"/leaderboard/runs/{run['run_id']}"))  # opens: start-up
         assert record["status"] == "aborted"  # at once, not after the run's deadline
-        assert [e["status"] for e in record["episodes"]] == ["finished"] + ["aborted"] * 8
+        assert [e["status"] for e in record["episodes"]] == ["finished"] + ["aborted"] * 9
         [listed] = lite_board(again)["unranked"]
         assert (listed["run_id"], listed["status"]) == (run["run_id"], "aborted")
 
@@ -355,17 +355,17 @@ def test_a_live_holder_of_another_process_on_this_host_is_left_alone(tmp_path: P
 
 # ── versions and the audit ─────────────────────────────────────────────────
 def test_the_suite_version_is_made_of_the_composition_grader_and_generators() -> None:
-    assert f"dce-suite-1-lite+{GRADER_VERSION}+{GENERATOR_VERSION}" == LITE
-    assert generator_version(SUITE_GENERATORS) == GENERATOR_VERSION == "gen-26c0e2f0"
+    assert f"dce-suite-2-lite+{GRADER_VERSION}+{GENERATOR_VERSION}" == LITE
+    assert generator_version(SUITE_GENERATORS) == GENERATOR_VERSION == "gen-f2b0810d"
     bumped = {**SUITE_GENERATORS, "crm": "crm-v99"}
     assert generator_version(bumped) != GENERATOR_VERSION
     claims_bumped = {**SUITE_GENERATORS, "audit_pipeline": "audit_pipeline-v2"}
     assert generator_version(claims_bumped) != GENERATOR_VERSION
     # benchmark.md's example is the current full suite's version
-    assert f"`{suite_version('dce-suite-1')}`" in (ROOT / "docs/benchmark.md").read_text()
-    assert suite_version("dce-suite-1", grader="grader-3") != suite_version("dce-suite-1")
-    assert suite_version("dce-suite-1", generator=generator_version(bumped)) != suite_version(
-        "dce-suite-1"
+    assert f"`{suite_version('dce-suite-2')}`" in (ROOT / "docs/benchmark.md").read_text()
+    assert suite_version("dce-suite-2", grader="grader-3") != suite_version("dce-suite-2")
+    assert suite_version("dce-suite-2", generator=generator_version(bumped)) != suite_version(
+        "dce-suite-2"
     )
 
 
@@ -378,11 +378,11 @@ def test_the_audit_replays_a_suite_version_and_a_new_grader_opens_a_new_board(
     service = board.app.state.leaderboard
     engine, secret = service.open(), service.secret
     report = verify(engine, secret, version=LITE)
-    assert (report.matched, report.differ) == (9, [])
-    assert rescore(engine, secret, "grader-next").rescored == 9
+    assert (report.matched, report.differ) == (10, [])
+    assert rescore(engine, secret, "grader-next").rescored == 10
     before = lite_board(board)
     after = lite_board(board, grader_version="grader-next")
-    assert after["suite_version"] == suite_version("dce-suite-1-lite", "grader-next")
+    assert after["suite_version"] == suite_version("dce-suite-2-lite", "grader-next")
     assert after["entries"] == before["entries"] and len(before["entries"]) == 1
     with engine.begin() as connection:
         connection.execute(
@@ -391,7 +391,7 @@ def test_the_audit_replays_a_suite_version_and_a_new_grader_opens_a_new_board(
             .values(normalised=0.5)
         )
     report = verify(engine, secret, version=LITE)
-    assert report.matched == 0 and len(report.differ) == 9
+    assert report.matched == 0 and len(report.differ) == 10
     assert all("stored normalised score 0.5" in line for line in report.differ)
 
 

@@ -24,10 +24,10 @@ def test_the_build_reproduces_the_committed_corpus() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines() == [
-        "planes: 3322 rows, 39 layers, 5967 cells",
-        "airports: 1458 rows, 36 layers, 2588 cells",
-        "weather: 2155 rows, 69 layers, 7117 cells",
-        "flights: 2699 rows, 87 layers, 11628 cells",
-        "gapminder: 1704 rows, 28 layers, 2380 cells",
-        "seattle_weather: 1461 rows, 26 layers, 1898 cells",
+        "planes: 3322 rows, 50 layers, 11920 cells",
+        "airports: 1458 rows, 44 layers, 4867 cells",
+        "weather: 2155 rows, 73 layers, 12312 cells",
+        "flights: 2699 rows, 94 layers, 20145 cells",
+        "gapminder: 1704 rows, 34 layers, 4332 cells",
+        "seattle_weather: 1461 rows, 30 layers, 3473 cells",
     ]

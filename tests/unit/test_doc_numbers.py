@@ -155,6 +155,8 @@ def test_benchmark_md_states_the_suites_and_the_leaderboards_numbers() -> None:
     phrases = [
         f"a random {INDEX_BITS}-bit index",
         f"the full suite has {suite_named('full').episodes} of them",
+        f"difficulty) cell ({suite_named('full').per_cell}), or the family's own number in "
+        f"`per_cell_of` (the corpus: {suite_named('full').instances_per_cell('corpus')}, since",
         f"`DCE_LEADERBOARD_OPEN_RUNS_PER_CLIENT` (default {s.leaderboard_open_runs_per_client})"
         f" open runs. Past that the answer is 503 `CLIENT_QUOTA_REACHED` with "
         f"`Retry-After: {ClientQuotaReached.retry_after}`",

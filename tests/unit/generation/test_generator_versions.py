@@ -7,6 +7,7 @@ import pytest
 
 from dataclean_env.benchmark.suite import suites
 from dataclean_env.benchmark.versions import SUITE_GENERATORS
+from dataclean_env.corpus import instances
 from dataclean_env.generation.digests import DIGESTS
 from dataclean_env.tasks import claim_families, corpus
 from dataclean_env.tasks.generated import (
@@ -101,7 +102,11 @@ def test_claims_specs_and_tasks_name_the_version(registry) -> None:
 def test_the_suite_version_covers_every_generator_the_suites_play() -> None:
     played = {family for suite in suites().values() for family in suite.families}
     assert set(SUITE_GENERATORS) == played
-    assert SUITE_GENERATORS == {**GENERATOR_VERSIONS, **claim_families.GENERATOR_VERSIONS}
+    assert {
+        **GENERATOR_VERSIONS,
+        **claim_families.GENERATOR_VERSIONS,
+        "corpus": f"corpus-v{instances.VERSION}",
+    } == SUITE_GENERATORS
 
 
 CORPUS_BUMP = (

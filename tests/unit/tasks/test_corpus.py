@@ -17,7 +17,7 @@ from dataclean_env.corpus import instances, tables
 from dataclean_env.corpus.tables import load_card, load_table, table_names
 from dataclean_env.engine.episode import Episode
 from dataclean_env.errors import InvalidAction
-from dataclean_env.generation import secret_rng
+from dataclean_env.generation import instance_rng, secret_rng
 from dataclean_env.generation.noise import pick_difficulty
 from dataclean_env.schemas import Action
 from dataclean_env.tasks import corpus
@@ -27,16 +27,21 @@ from tests.support import CORPUS_TABLES
 SECRET = b"a-test-secret-of-some-length"
 
 
-def differing(task) -> dict[tuple[int, str], str]:
-    """(row_id, column) -> dirty text of every cell that differs from the clean text."""
-    clean = load_table(task.spec.task_id.removeprefix("corpus_").removesuffix("-labelled")).clean
-    dirty = task.dirty.sort_values("row_id").reset_index(drop=True)
-    cells = {}
-    for column in clean.columns:
-        for position, (was, now) in enumerate(zip(clean[column], dirty[column], strict=True)):
-            if not (pd.isna(was) and pd.isna(now)) and was != now:
-                cells[(position + 1, column)] = "" if pd.isna(now) else now
-    return cells
+def errors(made: instances.Instance) -> dict[tuple[int, str], str]:
+    """(row_id, column) -> dirty text of every cell the grader counts wrong: one that
+    differs from the clean text, and every cell of a row the clean table lacks."""
+    clean = made.clean.set_index("row_id").fillna("")
+    dirty = made.dirty.set_index("row_id").fillna("")
+    return {
+        (int(row_id), column): dirty.at[row_id, column]
+        for row_id in dirty.index
+        for column in clean.columns
+        if row_id not in clean.index or dirty.at[row_id, column] != clean.at[row_id, column]
+    }
+
+
+def table_text(task) -> str:
+    return task.dirty.to_csv(index=False)
 
 
 def test_six_tables_of_different_domains_each_carded_with_licence_and_source() -> None:
@@ -65,6 +70,10 @@ def test_the_layers_cover_tab_errs_error_types() -> None:
         for layer in load_card(name)["layers"]
     }
     assert kinds == {
+        ("CaseVariant", False),  # ours (integrations/corpus/own_errors.py)
+        ("ColumnSwap", False),  # ours: two columns' values exchanged
+        ("Duplicate", False),  # ours: an exact copy of a row
+        ("ConflictingSources", False),  # ours: three reports of one entity that disagree
         ("Typo", False),
         ("Extraneous", False),
         ("MissingValue", False),  # explicit: an empty cell
@@ -74,8 +83,13 @@ def test_the_layers_cover_tab_errs_error_types() -> None:
         ("AddDelta", False),
         ("WrongUnit", False),
         ("Permutate", False),  # date parts reordered
-        ("Replace", False),  # date separators changed
+        ("Replace", False),  # date separators changed, a space doubled inside text
     }
+    ours = {"CaseVariant", "ColumnSwap", "Duplicate", "ConflictingSources"}
+    for name in CORPUS_TABLES:  # every table has every class tab-err lacks
+        layers = load_card(name)["layers"]
+        assert {layer["error_type"] for layer in layers if layer["generator"] == "corpus"} == ours
+        assert all(layer["cells"] > 0 for layer in layers)
     mechanisms = {
         layer["mechanism"].split(":")[0]
         for name in CORPUS_TABLES
@@ -101,23 +115,36 @@ def test_a_table_changed_without_a_rebuild_is_refused(tmp_path: Path, monkeypatc
         load_card.cache_clear()
 
 
-def test_every_wrong_cell_is_the_first_chosen_layers_value() -> None:
+def test_every_wrong_cell_is_the_first_chosen_layers_value_and_added_rows_follow_theirs() -> None:
     table = load_table("gapminder")
-    made = instances.compose(table, random.Random("corpus_gapminder:test"))
+    seed = next(  # an instance with a layer adding rows
+        seed
+        for seed in range(100)
+        if any(
+            table.card["layers"][layer]["column"] is None
+            for layer in instances.compose(table, random.Random(seed)).layers
+        )
+    )
+    made = instances.compose(table, random.Random(seed))
+    row_ids = list(made.clean["row_id"])  # clean row -> its key in the instance
     expected: dict[tuple[int, str], str] = {}
+    added: dict[int, list[dict[str, str]]] = {}
     for layer in made.layers:
-        column = table.layer_columns[layer]
-        for row, value in table.layers[layer]:
-            expected.setdefault((row + 1, column), value)
-    dirty = made.dirty.fillna("")
-    clean = made.clean.fillna("")
-    got = {
-        (int(row_id), column): dirty.at[i, column]
-        for column in table.clean.columns
-        for i, row_id in enumerate(made.dirty["row_id"])
-        if dirty.at[i, column] != clean.at[i, column]
-    }
-    assert got == expected
+        copies: dict[tuple[int, int], dict[str, str]] = {}
+        for row, copy, column, value in table.layers[layer]:
+            if copy:
+                copies.setdefault((row, copy), {})[column] = value
+            else:
+                expected.setdefault((row_ids[row], column), value)
+        for (row, _), cells in copies.items():
+            added.setdefault(row, []).append(cells)
+    for row, rows in added.items():
+        for offset, cells in enumerate(rows, start=1):
+            for column, value in cells.items():
+                expected[(row_ids[row] + offset, column)] = value
+    assert added and errors(made) == expected
+    assert list(made.dirty["row_id"]) == list(range(1, len(table.clean) + 1 + sum(
+        len(rows) for rows in added.values())))  # fmt: skip
     assert len(made.layers) == len(set(made.layers))
     low, high = instances.LAYERS_PER_DIFFICULTY[made.difficulty]
     assert low <= len(made.layers) <= high
@@ -128,12 +155,12 @@ def test_instances_are_seeded_per_split_and_the_secret_split_by_the_secret() -> 
     train = family.make("corpus_airports", 2, "train")
     again = family.make("corpus_airports", 2, "train")
     pd.testing.assert_frame_equal(train.dirty, again.dirty)
-    assert differing(train) != differing(family.make("corpus_airports", 2, "eval"))
-    assert differing(train) != differing(family.make("corpus_airports", 3, "train"))
+    assert table_text(train) != table_text(family.make("corpus_airports", 2, "eval"))
+    assert table_text(train) != table_text(family.make("corpus_airports", 3, "train"))
     ours = secret_task("corpus_airports", SECRET, 3)
     assert (ours.split, ours.seed) == ("secret", None)
-    assert differing(ours) == differing(secret_task("corpus_airports", SECRET, 3))
-    assert differing(ours) != differing(secret_task("corpus_airports", b"another", 3))
+    assert table_text(ours) == table_text(secret_task("corpus_airports", SECRET, 3))
+    assert table_text(ours) != table_text(secret_task("corpus_airports", b"another", 3))
     with pytest.raises(InvalidAction, match="split must be one of train, eval, test"):
         family.make("corpus_airports", 0, "secret")
 
@@ -141,10 +168,17 @@ def test_instances_are_seeded_per_split_and_the_secret_split_by_the_secret() -> 
 def test_an_episode_is_graded_cell_by_cell_and_the_labelled_variant_offers_labels() -> None:
     task = CorpusFamily().make("corpus_seattle_weather", 1, "test")
     assert task.spec.family == "corpus" and task.spec.protected_columns == {"row_id"}
-    assert task.spec.version == "corpus_seattle_weather-v1"
-    wrong = differing(task)
-    (row_id, column), _ = sorted(wrong.items())[0]
-    clean = load_table("seattle_weather").clean.at[row_id - 1, column]
+    assert task.spec.version == "corpus_seattle_weather-v2"
+    made = corpus.compose(
+        "corpus_seattle_weather", instance_rng("corpus_seattle_weather", "test", 1)
+    )
+    pd.testing.assert_frame_equal(made.dirty, task.dirty)
+    wrong = errors(made)
+    clean_rows = made.clean.set_index("row_id")
+    (row_id, column), _ = next(
+        cell for cell in sorted(wrong.items()) if cell[0][0] in clean_rows.index
+    )
+    clean = clean_rows.at[row_id, column]
     episode = Episode("c", task)
     result = episode.step(
         Action(
@@ -159,7 +193,7 @@ def test_an_episode_is_graded_cell_by_cell_and_the_labelled_variant_offers_label
     }
     labelled = CorpusFamily().make("corpus_seattle_weather-labelled", 1, "test")
     assert (labelled.spec.label_budget, labelled.spec.operations[-1]) == (20, "label")
-    assert differing(labelled) == wrong
+    pd.testing.assert_frame_equal(labelled.dirty, task.dirty)
     assert "label" not in task.spec.operations
 
 
