@@ -28,6 +28,8 @@ from tests.api.test_leaderboard import FINISH, SHOW, board_settings, play_heuris
 from tests.support import ok
 from tests.web import LiveServer
 
+LITE_EPISODES = 10  # the lite suite: one episode per family (suites.json)
+
 
 class Clock:
     """A monotonic clock the test moves."""
@@ -87,9 +89,10 @@ def test_a_withdrawn_runs_summary_counts_its_unplayed_episodes_as_doing_nothing(
     assert len(kept) == 3 and sum(kept) > 0
     record = ok(http.get(f"/leaderboard/runs/{run['run_id']}"))
     assert (record["status"], record["ranked"]) == ("withdrawn", False)
-    # The pooled rule: the 3 played scores over all 9 episodes, the 6 unplayed as nothing.
-    assert record["summary"]["episodes"] == 9
-    assert record["summary"]["normalised"] == round(sum(kept) / 9, 4)
+    # The pooled rule: the 3 played scores over all the run's episodes, the unplayed as nothing.
+    episodes = len(run["episodes"])
+    assert record["summary"]["episodes"] == episodes == LITE_EPISODES
+    assert record["summary"]["normalised"] == round(sum(kept) / episodes, 4)
 
 
 def finished_normalised(server: LiveServer, run_id: str) -> list[float]:
@@ -121,11 +124,11 @@ def test_walking_away_from_a_run_counts_its_unfinished_episode_as_doing_nothing(
     assert record["status"] == "open"
     assert (record["summary"], record["mean"]) == (None, None)
     assert {(e["score"], e["normalised"]) for e in record["episodes"]} == {(None, None)}
-    assert [e["status"] for e in record["episodes"]] == ["finished"] * 8 + ["open"]
+    assert [e["status"] for e in record["episodes"]] == ["finished"] * len(played) + ["open"]
     unranked = lite_board(http)["unranked"]
     assert [(u["run_id"], u["status"]) for u in unranked] == [(run["run_id"], "open")]
     assert "normalised" not in unranked[0]
-    # The ninth is joined, touched and left: then the agent walks away.
+    # The last is joined, touched and left: then the agent walks away.
     ok(http.post("/reset", json={"episode_id": left}))
     ok(http.post("/step", json={"episode_id": left, **SHOW}))
     clock.now += server.app.state.leaderboard.settings.leaderboard_run_seconds + 1
@@ -133,18 +136,20 @@ def test_walking_away_from_a_run_counts_its_unfinished_episode_as_doing_nothing(
     shown = lite_board(http)
     [row] = shown["entries"]
     kept = finished_normalised(server, run["run_id"])
-    assert len(kept) == 8 and sum(kept) > 0
-    assert (row["name"], row["episodes"], row["runs"]) == ("alice", 9, 1)
+    assert len(kept) == len(played) == LITE_EPISODES - 1 and sum(kept) > 0
+    assert (row["name"], row["episodes"], row["runs"]) == ("alice", LITE_EPISODES, 1)
     assert (row["runs_started"], row["runs_completed"]) == (1, 0)
-    # The ninth counts as doing nothing: the row is the 8 scores over 9 episodes, below
-    # the mean of the 8 the agent kept.
-    assert row["normalised"] == round(sum(kept) / 9, 4) < round(sum(kept) / 8, 4)
+    # The last counts as doing nothing: the row is the kept scores over every episode, below
+    # the mean of those the agent kept.
+    assert (
+        row["normalised"] == round(sum(kept) / LITE_EPISODES, 4) < round(sum(kept) / len(kept), 4)
+    )
     assert shown["unranked"] == []
     record = ok(http.get(f"/leaderboard/runs/{run['run_id']}"))
     assert record["status"] == "timed_out" and record["ranked"] is True
     assert record["summary"]["normalised"] == row["normalised"]
-    assert [e["status"] for e in record["episodes"]] == ["finished"] * 8 + ["timed_out"]
-    assert sorted(e["normalised"] for e in record["episodes"][:8]) == sorted(kept)
+    assert [e["status"] for e in record["episodes"]] == ["finished"] * len(played) + ["timed_out"]
+    assert sorted(e["normalised"] for e in record["episodes"][:-1]) == sorted(kept)
 
 
 def test_the_last_finish_of_a_run_shows_the_scores(server: LiveServer, http: httpx.Client) -> None:
@@ -187,7 +192,7 @@ def test_renaming_the_model_buys_no_row(server: LiveServer, http: httpx.Client) 
         "alice",
         "heuristic",
         2,
-        18,
+        2 * LITE_EPISODES,
     )
     assert (row["runs_started"], row["runs_completed"]) == (2, 2)
 
@@ -301,7 +306,7 @@ def test_revoking_a_token_aborts_its_open_run_and_takes_its_row_off_the_board(
     assert record["withdrawn"]["why"].endswith("revoked")
     assert {e["status"] for e in record["episodes"]} == {"withdrawn"}
     # The audit trail keeps both: the records of the complete run, and why it was withdrawn.
-    assert len(finished_normalised(server, done["run_id"])) == 9
+    assert len(finished_normalised(server, done["run_id"])) == LITE_EPISODES
     assert sorted(withdrawals_of(server)) == sorted(
         [
             (done["run_id"], "complete", revoked_why(server, "alice")),
@@ -438,7 +443,7 @@ def test_one_rollout_learns_nothing_for_the_next_from_validate_score(
     and reads `validate_score` to learn how many errors remain; rollout 2 claims that."""
     run = lite_run(http, token_for(server, "alice"), rollouts=2)
     audits = [e["episode_id"] for e in run["episodes"] if e["task_id"] == "audit_pipeline"]
-    assert len(audits) == 2 and len(run["episodes"]) == 18
+    assert len(audits) == 2 and len(run["episodes"]) == 2 * LITE_EPISODES
     first = audits[0]
     ok(http.post("/reset", json={"episode_id": first}))
     for phase in (
