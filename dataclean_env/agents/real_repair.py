@@ -69,14 +69,15 @@ class LabelledRepairer:
         for row in self.sample:
             self.dirty[str(row[self.key])] = {c: _cell(v) for c, v in row.items() if c != self.key}
 
-    def _repairs(self, clean: dict[str, dict[str, Any]]) -> list[str]:
+    def _repairs(self, clean: dict[str, dict[str, Any] | None]) -> list[str]:
         columns = sorted({c for cells in self.dirty.values() for c in cells})
         learned: dict[str, list[Rule]] = {}
         for column in columns:
+            # A key gold lacks (a row a layer added) is None: it teaches no value.
             pairs = [
-                (cells[column], _cell(clean[row_id].get(column)))
+                (cells[column], _cell(gold[column]))
                 for row_id, cells in self.dirty.items()
-                if row_id in clean and column in clean[row_id]
+                if (gold := clean.get(row_id)) is not None and column in gold
             ]
             rules = learn_column(pairs)
             if rules:

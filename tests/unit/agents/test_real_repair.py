@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from dataclean_env.agents.heuristic import HeuristicAgent
+from dataclean_env.agents.real_repair import LabelledRepairer
 from dataclean_env.agents.reference import NoOpAgent
 from dataclean_env.agents.repair_rules import Fill, Reorder, Replace, learn_column
 from dataclean_env.agents.unlabelled_repair import one_edit, typo_map
@@ -177,3 +178,13 @@ def test_the_report_says_the_mode_each_real_table_row_was_measured_in() -> None:
         "| 0.2500 | 4.0 |" in text
     )
     assert "`reward_mode=hidden`" in text
+
+
+def test_a_labelled_row_gold_lacks_teaches_nothing_and_breaks_nothing() -> None:
+    """`label` answers None for a key the clean table lacks (a corpus row a layer added): the
+    learner skips it instead of failing (it did, in the offline inference run)."""
+    learner = LabelledRepairer("row_id")
+    learner.dirty = {"1": {"city": "Bostn"}, "2": {"city": "Bostn"}}
+    assert learner._repairs({"1": {"city": "Boston"}, "2": None}) == learner._repairs(
+        {"1": {"city": "Boston"}}
+    )
