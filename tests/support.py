@@ -125,3 +125,7 @@ def limit_database(path: Path, index: int) -> LimitDatabase:
     opened = LimitDatabase(str(path), index)
     opened.open()
     return opened
+
+
+# The lite suite: one episode per family of the suite (benchmark/suites/suites.json).
+LITE_EPISODES = 10

@@ -25,10 +25,8 @@ from dataclean_env.leaderboard.names import NAME_LENGTH, board_name
 from dataclean_env.leaderboard.tables import records, withdrawals
 from dataclean_env.leaderboard.tables import tokens as token_table
 from tests.api.test_leaderboard import FINISH, SHOW, board_settings, play_heuristic
-from tests.support import ok
+from tests.support import LITE_EPISODES, ok
 from tests.web import LiveServer
-
-LITE_EPISODES = 10  # the lite suite: one episode per family (suites.json)
 
 
 class Clock:

@@ -78,5 +78,5 @@ def test_the_path_is_the_stack_and_the_stages_it_calls() -> None:
     ]
     assert step_path.path_to_grader(calls) == [route, store, episode, "operations/fill.py"]
     assert step_path.files_touched(calls) == [
-        route, store, "server/processes/affinity.py", episode, "engine/values.py", "operations/fill.py",
+        route, store, "server/processes/affinity.py", episode, "table/values.py", "operations/fill.py",
     ]  # fmt: skip

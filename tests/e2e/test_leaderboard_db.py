@@ -26,6 +26,7 @@ from sqlalchemy import func, select
 
 from dataclean_env.leaderboard import db
 from dataclean_env.leaderboard.tables import records, runs, submissions
+from tests.support import LITE_EPISODES
 from tests.tools import PG_URL
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -253,7 +254,7 @@ def test_a_killed_server_keeps_everything_it_acknowledged(
     assert board["total_submissions"] in (len(acknowledged), len(acknowledged) + 1)  # + in flight
     [entry] = board["verified"]["anonymous"]  # no token: listed apart from named rows
     assert entry["records"] == [f"/leaderboard/runs/{complete['run_id']}"]
-    assert (entry["raw"], entry["normalised"]) == (round(sum(finals) / 9, 4), 0.0)
+    assert (entry["raw"], entry["normalised"]) == (round(sum(finals) / LITE_EPISODES, 4), 0.0)
     # Its server was killed: aborted as the next one started, listed, never ranked.
     assert run_half["status"] == "aborted"
     assert run_half["episodes"][0]["score"] > 0  # recorded; shown now that the run is closed
@@ -295,14 +296,18 @@ def test_inference_plays_a_whole_leaderboard_run(tmp_path: Path) -> None:
         live.close()
     assert done.returncode == 0, done.stderr[-3000:]
     ends = [line for line in done.stdout.splitlines() if line.startswith("[END]")]
-    assert len(ends) == 9
+    assert len(ends) == LITE_EPISODES
     [entry] = board["verified"]["entries"]
-    assert (entry["name"], entry["model"], entry["episodes"]) == ("team-h", "heuristic-baseline", 9)
+    assert (entry["name"], entry["model"], entry["episodes"]) == (
+        "team-h",
+        "heuristic-baseline",
+        LITE_EPISODES,
+    )
     [record] = entry["records"]
     assert f"Leaderboard: {live.url}/leaderboard" in done.stderr
     assert f"(this run: {live.url}{record})" in done.stderr
     assert f"normalised score {entry['normalised']:.4f}" in done.stderr
-    # No score of a run is shown before it ends: the first eight [END] lines read 0.00,
+    # No score of a run is shown before it ends: every [END] line but the last reads 0.00,
     # the last (the episode that ended the run) the score the server revealed.
     finals = [float(line.split("score=")[1].split()[0]) for line in ends]
-    assert finals[:8] == [0.0] * 8 and finals[8] > 0
+    assert finals[:-1] == [0.0] * (LITE_EPISODES - 1) and finals[-1] > 0
