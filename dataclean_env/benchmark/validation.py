@@ -17,7 +17,8 @@ The policies see what an agent sees (the table), never gold:
 * mode overwrite: every column set to its most frequent value, one column a step;
 * blanket updates: one column set to one of its two most frequent values, one such
   update per fresh episode (the issue's `UPDATE t SET status = 'returned'`);
-* report every cell: every cell claimed wrong (detection, audit);
+* report every cell: every cell claimed wrong (detection, audit), and in an audit every
+  error category claimed present;
 * cast every column: every column cast to text, one column a step (a cast to a number is
   the real repair of numbers held as text, so it is not degenerate);
 * random: `RandomAgent`, seeded by family, split and seed.
@@ -39,6 +40,7 @@ from dataclean_env.benchmark.normalised import anchors
 from dataclean_env.benchmark.suite import suite_named
 from dataclean_env.engine.doors import attempt
 from dataclean_env.engine.episode import Episode
+from dataclean_env.grading.truth import ERROR_TYPES
 from dataclean_env.operations.claims import MAX_CLAIMS
 from dataclean_env.table.limits import untimed_limits
 from dataclean_env.table.snapshot import Snapshot
@@ -50,10 +52,6 @@ from dataclean_env.tasks.registry import Task
 FINISH = {"operation": "finish", "parameters": {}}
 # Margins below half the reward's last place (it is rounded to 4) count as none.
 TOLERANCE = 0.00005
-# A known residue, not yet fixed: claiming every cell of a detection table keeps up to
-# 0.002 through the over-report factor ((2 x true / claimed)^2 times a typed F1 that a table
-# with many errors keeps above 0); the audit's identify phase inherits a quarter of it.
-RESIDUE = {"report every cell": 0.0025}
 # An edit of the table, as each task kind's operations express it.
 Edit = tuple[Any, ...]  # ("drop_all",) | ("set", column, value) | ("cast", column, dtype)
 Plan = list[dict[str, Any]]
@@ -133,9 +131,13 @@ def _transform(edit: Edit) -> dict[str, Any] | None:
     return {"operation": "standardise", "parameters": {"transforms": {column: [step]}}}
 
 
-def _audit(fixes: list[dict[str, Any]], cells: list[dict[str, Any]] | None = None) -> Plan:
+def _audit(
+    fixes: list[dict[str, Any]],
+    cells: list[dict[str, Any]] | None = None,
+    categories: Sequence[str] = (),
+) -> Plan:
     return [
-        {"operation": "audit", "parameters": {"categories": []}},
+        {"operation": "audit", "parameters": {"categories": list(categories)}},
         {"operation": "identify", "parameters": {"cells": cells or []}},
         {"operation": "fix", "parameters": {"operations": fixes}},
         {"operation": "validate", "parameters": {"issues_remaining": 0}},
@@ -172,7 +174,7 @@ def plans(policy: str, task: Task, snapshot: Snapshot) -> list[Plan] | None:
     if policy == "report every cell":
         cells = _every_cell(task, snapshot)
         if kind == "audit":
-            return [_audit([], cells[:MAX_CLAIMS])]
+            return [_audit([], cells[:MAX_CLAIMS], ERROR_TYPES)]
         if kind != "detection":
             return None
         chunks = [cells[i : i + MAX_CLAIMS] for i in range(0, len(cells), MAX_CLAIMS)]
@@ -256,8 +258,7 @@ def violations(outcomes: Sequence[Outcome]) -> list[str]:
     found = []
     for o in outcomes:
         for policy, margin in o.margins.items():
-            allowed = RESIDUE.get(policy, TOLERANCE)
-            if policy != RANDOM and margin is not None and margin > allowed:
+            if policy != RANDOM and margin is not None and margin > TOLERANCE:
                 found.append(f"{o.family} seed {o.seed}: {policy} {margin:+.6f}")
             if margin is not None and o.do_nothing + margin > o.oracle + TOLERANCE:
                 found.append(f"{o.family} seed {o.seed}: {policy} beats the reference plan")

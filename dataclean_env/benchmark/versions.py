@@ -22,9 +22,10 @@ from dataclean_env.tasks.generated import GENERATOR_VERSIONS
 SERVER_VERSION = __version__
 # grader-2: a lost gold row costs every cell it held (audit), and the generated families'
 # repair is net of the cells broken (every wrong cell costs what a fix earns).
-GRADER_VERSION = "grader-2"
-# Every generator a suite plays, cleaning, claims and the corpus (a test holds it to
-# suites.json).
+# grader-3: detection is scaled by how far precision beats chance, and the audit's
+# categories are scored by informedness, so claiming everything earns nothing.
+GRADER_VERSION = "grader-3"
+# Every generator a suite plays, cleaning, claims and the corpus (a test holds it to suites.json).
 SUITE_GENERATORS: dict[str, str] = {
     **GENERATOR_VERSIONS,
     **claim_families.GENERATOR_VERSIONS,
@@ -44,5 +45,5 @@ GENERATOR_VERSION = generator_version()
 def suite_version(
     composition: str, grader: str = GRADER_VERSION, generator: str = GENERATOR_VERSION
 ) -> str:
-    """The version a suite's board and its records carry, e.g. dce-suite-1+grader-2+gen-…"""
+    """The version a suite's board and its records carry, e.g. dce-suite-1+grader-3+gen-…"""
     return f"{composition}+{grader}+{generator}"

@@ -1,10 +1,12 @@
 """Graders of the task kinds that are scored on what the agent claims.
 
 * `DetectionGrader`: cells reported with `report_errors` against the truth (cell-level
-  precision, recall, F1; a right cell with a wrong or missing type earns half).
+  precision, recall, F1; a right cell with a wrong or missing type earns half), scaled by
+  how far precision beats chance (grader-3), so reporting every cell scores 0.
 * `StandardisationGrader`: per column, the gain in cells equal to gold.
 * `AuditGrader`: the four phases audit / identify / fix / validate, weighted
-  0.15 / 0.30 / 0.40 / 0.15.
+  0.15 / 0.30 / 0.40 / 0.15; the audit phase is the informedness of the claimed
+  categories (grader-3), so claiming all seven, like claiming none, scores 0.
 
 Claims live in the episode's history (the accepted actions and their parameters), so the
 graders read them from there; the table only matters to standardisation and to the fix
@@ -25,12 +27,11 @@ from dataclean_env.grading.abilities import GraderAbilities
 from dataclean_env.grading.gold_facts import all_present, key_text
 from dataclean_env.grading.penalties import ActionRecord
 from dataclean_env.grading.reward import clamp
-from dataclean_env.grading.truth import Truth, Unit, error_type
+from dataclean_env.grading.truth import ERROR_TYPES, Truth, Unit, error_type
 from dataclean_env.table.snapshot import Snapshot
 from dataclean_env.table.values import MISSING, Kind, cells_equal, kind_of
 
 TYPE_CREDIT = 0.5  # a right cell whose type is wrong or not given
-OVER_REPORT = 2.0  # reports beyond this many times the true count are scaled down
 REPORTING = ("report_errors", "identify")
 ENDING = ("finish", "validate")
 AUDIT_WEIGHTS = {
@@ -47,8 +48,8 @@ class DetectionScores:
     recall: float
     f1: float
     type_accuracy: float  # of the right cells reported, the share with the right type
-    over_report: float  # the factor reports beyond OVER_REPORT x the true count cost (<= 1)
-    score: float  # typed F1 x over-report factor: what the reward uses
+    beyond_chance: float  # how far precision beats a blind guess's (0: no better; 1: all right)
+    score: float  # typed F1 x beyond_chance: what the reward uses
 
     def as_dict(self) -> dict[str, float]:
         return {
@@ -56,7 +57,7 @@ class DetectionScores:
             "recall": self.recall,
             "f1": self.f1,
             "type_accuracy": self.type_accuracy,
-            "over_report": self.over_report,
+            "beyond_chance": self.beyond_chance,
             "score": self.score,
         }
 
@@ -66,24 +67,34 @@ def detection_scores(claims: Mapping[Unit, str | None], truth: Truth) -> Detecti
 
     precision = right units / units reported; recall = right units / true units;
     F1 = 2 x right / (reported + true). The score counts a right unit as 1 when its type is
-    right and `TYPE_CREDIT` otherwise, and is divided by (reported / (2 x true))^2 when more
-    than twice the true count is reported."""
+    right and `TYPE_CREDIT` otherwise, and is scaled by `beyond_chance`."""
     reported, true = len(claims), truth.count
     hits = [unit for unit in claims if unit in truth.errors]
     typed_right = sum(1 for unit in hits if claims[unit] == truth.errors[unit])
     credit = typed_right + TYPE_CREDIT * (len(hits) - typed_right)
     if reported + true == 0:  # nothing wrong and nothing claimed: a perfect report
         return DetectionScores(1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
-    limit = OVER_REPORT * true
-    over = 1.0 if reported <= limit else (limit / reported) ** 2
+    precision = len(hits) / reported if reported else 0.0
+    factor = beyond_chance(precision, true, truth.units)
     return DetectionScores(
-        precision=len(hits) / reported if reported else 0.0,
+        precision=precision,
         recall=len(hits) / true if true else 0.0,
         f1=2 * len(hits) / (reported + true),
         type_accuracy=typed_right / len(hits) if hits else 0.0,
-        over_report=over,
-        score=2 * credit / (reported + true) * over,
+        beyond_chance=factor,
+        score=2 * credit / (reported + true) * factor,
     )
+
+
+def beyond_chance(precision: float, true: int, units: int) -> float:
+    """(precision - chance) / (1 - chance), floored at 0, where chance = true / units is the
+    precision of cells picked blindly: reporting every cell (or a random share of them)
+    earns nothing, whatever the table's error rate. A table whose every unit is wrong
+    leaves no chance to beat: 1."""
+    chance = true / units if units else 1.0
+    if chance >= 1.0:
+        return 1.0
+    return max(0.0, (precision - chance) / (1.0 - chance))
 
 
 def claimed_units(
@@ -114,8 +125,9 @@ def _lost_rows(truth: Truth, snapshot: Snapshot) -> int:
 @dataclass(frozen=True)
 class DetectionGrader(GraderAbilities):
     """Reward: {total, detection_precision, detection_recall, detection_f1, type_accuracy,
-    penalty}; total is the typed, over-report-capped F1, and everything stays at the floor
-    until the episode ends."""
+    penalty}; total is the typed F1 scaled by how far precision beats chance, penalty what
+    that scaling took (1 - beyond_chance), and everything stays at the floor until the
+    episode ends."""
 
     truth: Truth
 
@@ -142,7 +154,7 @@ class DetectionGrader(GraderAbilities):
             "detection_recall": clamp(found.recall),
             "detection_f1": clamp(found.f1),
             "type_accuracy": clamp(found.type_accuracy),
-            "penalty": clamp(1.0 - found.over_report),
+            "penalty": clamp(1.0 - found.beyond_chance),
         }
 
 
@@ -227,12 +239,16 @@ class StandardisationGrader(GraderAbilities):
 
 
 def category_scores(claimed: Iterable[str | None], present: frozenset[str]) -> float:
-    """F1 of the claimed error categories against those present (both empty: 1)."""
+    """Informedness of the claimed error categories against those present, over the
+    `ERROR_TYPES`: the share of present ones claimed less the share of absent ones claimed,
+    from -1 to 1. Claiming all and claiming none both score 0 (all scores 1 only when all
+    are present); with no category present there is nothing to find (true-positive rate
+    1), with all present nothing to claim wrongly (false-positive rate 0)."""
     named = {c for c in claimed if c is not None}
-    if not named and not present:
-        return 1.0
-    right = len(named & present)
-    return 2 * right / (len(named) + len(present))
+    absent = frozenset(ERROR_TYPES) - present
+    found = len(named & present) / len(present) if present else 1.0
+    false_alarms = len(named & absent) / len(absent) if absent else 0.0
+    return found - false_alarms
 
 
 def count_score(claimed: int, true: int) -> float:
@@ -242,11 +258,10 @@ def count_score(claimed: int, true: int) -> float:
 
 @dataclass(frozen=True)
 class AuditGrader(GraderAbilities):
-    """The four-phase audit. audit: F1 of the claimed categories; identify: the detection
-    score above; fix: the net share of errors the fixes removed, (errors in dirty - errors
-    now) / errors in dirty, so a fix that breaks right cells goes below 0 (a lost gold row
-    is every one of its cells wrong, `Truth.remaining`); validate: the
-    claimed number of errors remaining against the true number. Free text (the summary,
+    """The four-phase audit. audit: informedness of the claimed categories; identify: the
+    detection score above; fix: the net share of errors the fixes removed, (errors in dirty
+    - errors now) / errors in dirty, so a fix that breaks right cells goes below 0 (a lost
+    gold row is every one of its cells wrong, `Truth.remaining`); validate: the claimed number of errors remaining against the true number. Free text (the summary,
     the report) earns nothing. Reward: {total, audit_score, identify_score, fix_score,
     validate_score, penalty}, all at the floor until the episode ends."""
 

@@ -96,6 +96,12 @@ class Truth:
     def count(self) -> int:
         return len(self.errors)
 
+    @property
+    def units(self) -> int:
+        """Units a claim can name: every gold row's cells plus each row gold lacks."""
+        extra = sum(1 for _, column in self.errors if column == ROW)
+        return len(self.gold) * len(self.columns) + extra
+
     def categories(self) -> frozenset[str]:
         return frozenset(self.errors.values())
 

@@ -6,6 +6,9 @@ them scores above doing nothing.
   0.09 on train seeds 0, 2, 3).
 * Orders: `UPDATE t SET status = 'returned'` (train seed 5) leaves more cells wrong than it
   fixes (306 -> 351) and used to raise the score by 0.023.
+* Detection: reporting every cell kept up to 0.002 above doing nothing (grader-2's
+  over-report cap); audit: claiming all seven categories scored their F1. Under grader-3
+  both score exactly what doing nothing does.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import httpx
 import pytest
 
 from dataclean_env.engine.episode import Episode
-from dataclean_env.grading.truth import ROW
+from dataclean_env.grading.truth import ERROR_TYPES, ROW
+from dataclean_env.operations.claims import MAX_CLAIMS
 from dataclean_env.schemas import Action
 from tests.support import ok
 
@@ -35,10 +39,14 @@ def play(url: str, task_id: str, seed: int, actions: list[dict[str, Any]]) -> di
     return result
 
 
-def audit_actions(fixes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def audit_actions(
+    fixes: list[dict[str, Any]],
+    categories: tuple[str, ...] = (),
+    cells: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
     return [
-        {"operation": "audit", "parameters": {"categories": []}},
-        {"operation": "identify", "parameters": {"cells": []}},
+        {"operation": "audit", "parameters": {"categories": list(categories)}},
+        {"operation": "identify", "parameters": {"cells": cells or []}},
         {"operation": "fix", "parameters": {"operations": fixes}},
         {"operation": "validate", "parameters": {"issues_remaining": 0}},
     ]
@@ -81,3 +89,42 @@ def test_a_blanket_update_that_leaves_more_cells_wrong_does_not_pay_on_orders(
     episode.step(Action(**update))
     assert (wrong_before, grader.cells_wrong(episode.snapshot)) == (306, 351)
     assert after["reward"]["total"] < start["reward"]["total"]
+
+
+def every_cell(registry, task_id: str, seed: int) -> list[dict[str, Any]]:
+    """Every cell of the instance's dirty table, as claims (what the agent sees suffices)."""
+    task = registry.make(task_id, seed, "train")
+    snapshot = Episode("look", task).snapshot
+    (key,) = task.spec.protected_columns
+    columns = [c for c in snapshot.columns if c != key]
+    return [{"row_id": r, "column": c} for r in snapshot.values[key] for c in columns]
+
+
+def test_reporting_every_cell_of_a_detection_table_scores_what_doing_nothing_does(
+    live_server, registry
+) -> None:
+    # train seed 2: 94 errors among 1,137 units, where grader-2 kept 0.0021
+    cells = every_cell(registry, "error_detection", 2)
+    reports = [
+        {"operation": "report_errors", "parameters": {"cells": cells[i : i + MAX_CLAIMS]}}
+        for i in range(0, len(cells), MAX_CLAIMS)
+    ]
+    idle = play(live_server.url, "error_detection", 2, [{"operation": "finish"}])
+    claimed = play(live_server.url, "error_detection", 2, [*reports, {"operation": "finish"}])
+    assert idle["done"] and claimed["done"]
+    assert claimed["reward"]["detection_recall"] == 0.9999  # every error was claimed
+    assert claimed["reward"]["total"] == idle["reward"]["total"] == 0.0001
+    assert claimed["reward"]["penalty"] == 0.9999  # precision at chance: all of it scaled away
+
+
+def test_claiming_all_seven_categories_and_every_cell_in_an_audit_does_not_pay(
+    live_server, registry
+) -> None:
+    # train seed 0 holds 3 of the 7 categories: grader-2's F1 gave claiming all 0.6
+    cells = every_cell(registry, "audit_pipeline", 0)[:MAX_CLAIMS]
+    idle = play(live_server.url, "audit_pipeline", 0, audit_actions([]))
+    claimed = play(live_server.url, "audit_pipeline", 0, audit_actions([], ERROR_TYPES, cells))
+    assert idle["done"] and claimed["done"]
+    assert claimed["reward"]["audit_score"] == 0.0001
+    assert claimed["reward"]["identify_score"] == 0.0001
+    assert claimed["reward"]["total"] == idle["reward"]["total"] == 0.0001

@@ -17,6 +17,7 @@ from dataclean_env.benchmark.validation import (
 )
 from dataclean_env.benchmark.validation_report import DOC, load, outcomes, with_table
 from dataclean_env.engine.episode import Episode
+from dataclean_env.grading.truth import ERROR_TYPES
 from dataclean_env.table.limits import untimed_limits
 
 
@@ -61,8 +62,11 @@ def test_a_policy_above_doing_nothing_or_a_weak_reference_plan_is_a_violation() 
         Outcome("crm", s, 0.19, 0.9999, {**margins, "random": m}) for s, m in [(0, 0.1), (1, -0.05)]
     ]
     assert violations(lucky) == ["random +0.025000 on average"]
-    residue = Outcome("error_detection", 0, 0.0001, 0.9999, {**margins, "report every cell": 0.002})
-    assert violations([residue]) == []
+    # grader-2 let reporting every cell keep 0.002; no policy has an allowance now
+    claim_all = Outcome(
+        "error_detection", 0, 0.0001, 0.9999, {**margins, "report every cell": 0.002}
+    )
+    assert violations([claim_all]) == ["error_detection seed 0: report every cell +0.002000"]
 
 
 @pytest.mark.parametrize(
@@ -85,3 +89,11 @@ def test_the_blanket_updates_include_the_issues_update_on_orders(registry) -> No
     snapshot = Episode("look", task, untimed_limits()).snapshot
     sql = [plan[0]["parameters"]["sql"] for plan in plans("blanket updates", task, snapshot)]
     assert "UPDATE t SET \"status\" = 'returned'" in sql
+
+
+def test_report_every_cell_in_an_audit_claims_every_cell_and_every_category(registry) -> None:
+    task = registry.make("audit_pipeline", 0, "eval")
+    snapshot = Episode("look", task, untimed_limits()).snapshot
+    (plan,) = plans("report every cell", task, snapshot)
+    assert plan[0]["parameters"]["categories"] == list(ERROR_TYPES)
+    assert len(plan[1]["parameters"]["cells"]) > 0

@@ -14,7 +14,14 @@ from dataclean_env.grading.claim_graders import (
     detection_scores,
 )
 from dataclean_env.grading.penalties import ActionRecord
-from dataclean_env.grading.truth import ROW, GoldColumn, classify, error_type, from_tables
+from dataclean_env.grading.truth import (
+    ERROR_TYPES,
+    ROW,
+    GoldColumn,
+    classify,
+    error_type,
+    from_tables,
+)
 from dataclean_env.table.snapshot import Snapshot
 
 GOLD = pd.DataFrame(
@@ -90,19 +97,32 @@ def test_detection_scores_exact():
     assert found.recall == 3 / 5
     assert found.f1 == pytest.approx(2 * 3 / 9)
     assert found.type_accuracy == pytest.approx(1 / 3)
-    assert found.score == pytest.approx(2 * 2.0 / 9)
-    assert found.over_report == 1.0
+    # 13 units (4 gold rows x 3 columns + the extra row), 5 wrong: chance is 5/13, and
+    # precision 3/4 beats it by (3/4 - 5/13) / (1 - 5/13) = 19/32
+    assert t.units == 13
+    assert found.beyond_chance == pytest.approx(19 / 32)
+    assert found.score == pytest.approx(2 * 2.0 / 9 * 19 / 32)
 
 
-def test_over_reporting_is_scaled_down_past_twice_the_true_count():
+def test_reporting_every_cell_scores_nothing():
     t = truth()
-    claims = {(str(i), "name"): None for i in range(1, 5)}
-    claims.update({(str(i), "age"): None for i in range(1, 5)})
-    claims.update({(str(i), "city"): None for i in range(1, 5)})  # 12 claims, 10 allowed
+    # every cell of the dirty table: the three claims on row 5 name its one unit
+    claims = {t.unit_of(i, c): None for i in range(1, 6) for c in ("name", "age", "city")}
     found = detection_scores(claims, t)
-    assert found.over_report == pytest.approx((10 / 12) ** 2)
-    # 4 right cells (1 name, 2 age, 3 city, 4 age), no types: 4 x 0.5
-    assert found.score == pytest.approx(2 * 2.0 / 17 * (10 / 12) ** 2)
+    assert len(claims) == 13 and found.precision == 5 / 13 and found.recall == 1.0
+    assert found.beyond_chance == 0.0 and found.score == 0.0
+    typed = {unit: t.errors.get(unit, "missing") for unit in claims}  # the truth's types too
+    assert detection_scores(typed, t).score == 0.0
+
+
+def test_a_report_below_chance_scores_nothing_and_a_precise_one_is_not_scaled():
+    t = truth()
+    gold_cells = {(str(i), c): None for i in range(1, 5) for c in ("name", "age", "city")}
+    assert detection_scores(gold_cells, t).precision == 4 / 12  # below 5/13
+    assert detection_scores(gold_cells, t).score == 0.0
+    precise = {("1", "name"): "bad_format", ("5", ROW): "duplicate_row"}
+    assert detection_scores(precise, t).beyond_chance == 1.0
+    assert detection_scores(precise, t).score == pytest.approx(2 * 2 / 7)
 
 
 def test_a_whole_row_claim_names_the_duplicate_row_whatever_column_it_gives():
@@ -143,12 +163,18 @@ def test_a_later_report_of_the_same_cell_replaces_its_type():
 
 def test_category_and_count_scores():
     present = frozenset({"missing", "bad_format"})
+    # informedness over the 7 types: share of the 2 present claimed - share of the 5 absent
     assert category_scores(["missing", "bad_format"], present) == 1.0
-    assert category_scores(["missing"], present) == pytest.approx(2 / 3)
+    assert category_scores(["missing"], present) == 0.5
     assert category_scores(["missing", "bad_format", "wrong_type", "inconsistent"], present) == (
-        pytest.approx(4 / 6)
+        pytest.approx(1 - 2 / 5)
     )
+    assert category_scores(["wrong_type"], present) == pytest.approx(-1 / 5)
     assert category_scores([], present) == 0.0
+    assert category_scores(ERROR_TYPES, present) == 0.0  # claiming all: no better than none
+    assert category_scores(ERROR_TYPES, frozenset(ERROR_TYPES)) == 1.0
+    assert category_scores([], frozenset()) == 1.0
+    assert category_scores(["missing"], frozenset()) == pytest.approx(1 - 1 / 7)
     assert count_score(3, 3) == 1.0
     assert count_score(0, 4) == 0.0
     assert count_score(6, 4) == pytest.approx(1 - 2 / 6)
@@ -187,12 +213,13 @@ def test_audit_grader_phases_exact():
         record("validate", issues_remaining=4, report="all clean"),
     ]
     phases = grader.phase_scores(scores, history)
-    # categories present: bad_format, wrong_type, not_in_domain, missing, duplicate_row
-    assert phases["audit_score"] == pytest.approx(2 * 2 / 7)
+    # categories present: bad_format, wrong_type, not_in_domain, missing, duplicate_row;
+    # 2 of the 5 claimed and neither absent one (out_of_range, inconsistent): 2/5 - 0
+    assert phases["audit_score"] == pytest.approx(2 / 5)
     assert phases["identify_score"] == pytest.approx(2 / 6)
     assert phases["fix_score"] == 0.2
     assert phases["validate_score"] == 1.0
-    total = 0.15 * 4 / 7 + 0.30 * 2 / 6 + 0.40 * 0.2 + 0.15
+    total = 0.15 * 2 / 5 + 0.30 * 2 / 6 + 0.40 * 0.2 + 0.15
     assert grader.combine(scores, history, 20)["total"] == pytest.approx(total, abs=1e-12)
 
 
