@@ -832,6 +832,13 @@ BEFORE = "before, episode ids, step memory off"
 AGAIN = "Measured again by "
 
 
+def run_sections(line: str) -> set[str]:
+    """The sections a header line naming a run of some of them (`AGAIN`) measured: the
+    words after its command's `--only`."""
+    command = line.split("`", 2)[1]
+    return set(command.split(" --only ", 1)[1].split())
+
+
 def merge_report(old: str, new: str) -> str:
     """`old` with the sections of `new` (matched by heading, up to its first " (") and the
     goal rows of `new` (matched by their first cell) put in their place, and the header's
@@ -852,12 +859,17 @@ def merge_report(old: str, new: str) -> str:
     fresh = {key(b): b for b in blocks(new)[1:]}
     fresh.pop("## How the baselines were run", None)  # old's holds other scripts' sections
     merged = blocks(old)
-    # The header names each later run of some sections (a run of the same sections
-    # replaces the line of the one before).
+    # The header names each later run of some sections. A run rewrote every section an
+    # earlier run measured when it measured them all, whatever its other options
+    # (--cleanify, --before): the earlier run's line then names nothing left and goes.
     again = [line for line in blocks(new)[0] if line.startswith(AGAIN)]
     if again:
-        runs = {line.split("` on ", 1)[0] for line in again}
-        kept = [line for line in merged[0] if line.split("` on ", 1)[0] not in runs]
+        measured = set().union(*map(run_sections, again))
+        kept = [
+            line
+            for line in merged[0]
+            if not (line.startswith(AGAIN) and run_sections(line) <= measured)
+        ]
         header = [line for i, line in enumerate(kept) if line or (i and kept[i - 1])]
         merged[0] = [*header, *(part for line in again for part in (line, ""))]
     for i, block in enumerate(merged):

@@ -93,6 +93,24 @@ def test_a_run_of_some_sections_is_named_in_the_header() -> None:
     assert first.split("## Goals")[0] == header.replace("12-02", "12-01")
 
 
+def test_a_run_replaces_the_lines_of_earlier_runs_its_sections_cover() -> None:
+    """Whatever its other options (`--cleanify`, `--before`), a later run of the same
+    sections, or of more, rewrote everything an earlier run's line names: that line goes. A
+    run of sections the later one did not measure keeps its line."""
+    line = benchmark.AGAIN + "`uv run python scripts/benchmark.py{} --only {}` on {} (B)."
+    client = line.format(" --cleanify ...", "client", "2026-12-05")
+    both = line.format("", "cold client", "2026-12-05")
+    trainers = line.format("", "trainers", "2026-12-06")
+    older = line.format(" --before ...", "client", "2026-12-06")
+    header = f"# Benchmarks\n\nProduced by a full run.\n\n{client}\n\n{both}\n\n{trainers}\n\n"
+    old = BEFORE.replace("# Benchmarks\n", header + older + "\n", 1)
+    latest = line.format(" --cleanify ... --before ...", "client", "2026-12-07")
+    new = run_of_sizes({}).replace("# Benchmarks\n", f"# Benchmarks\n\n{latest}\n", 1)
+    merged = benchmark.merge_report(old, new)
+    kept = f"# Benchmarks\n\nProduced by a full run.\n\n{both}\n\n{trainers}\n\n{latest}\n\n"
+    assert merged.split("## Goals")[0] == kept
+
+
 REAL = {"rows": 50_000, "cells": 400_000, "wrong": 140_000, "budget": 150, "plan_steps": 89}
 REAL |= {"set_cells_steps": 87, "f1": 1.0, "load": (12_000.0, 11_000.0)}
 REAL |= {"first_reset": (650.0, 600.0), "reset": (0.1, 0.1), "set_cells": (170.0, 160.4)}
