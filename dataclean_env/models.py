@@ -21,7 +21,7 @@ from openenv.core.env_server.types import Action as OpenEnvAction  # noqa: E402
 from openenv.core.env_server.types import Observation as OpenEnvObservation  # noqa: E402
 from openenv.core.env_server.types import State as OpenEnvState  # noqa: E402
 
-from dataclean_env.engine.doors import parse_action  # noqa: E402
+from dataclean_env.engine.parsing import parse_action  # noqa: E402
 from dataclean_env.errors import InvalidAction  # noqa: E402
 from dataclean_env.operations import alias_names, get_operation, operation_names  # noqa: E402
 from dataclean_env.schemas import (  # noqa: E402
