@@ -103,6 +103,10 @@ def readme() -> str | None:
 
 
 class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, CleaningState]):
+    """The server side of OpenEnv's contract (OpenEnv names it `<Name>Environment`): one
+    instance per /ws or MCP session, answering OpenEnv's models (`CleaningObservation`).
+    A Python caller plays the in-process `DataCleaningEnv` instead (`in_process.py`)."""
+
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(
