@@ -51,7 +51,7 @@ def test_a_free_slot_is_taken_at_once() -> None:
 
 
 async def _one_of_two_waiters_quits(after_its_grant: bool) -> list[str]:
-    """"a" holds the one slot, "b" and "c" wait; "b" gives up while it waits, or once the
+    """The holder "a" and the waiters "b", "c" of one slot; "b" gives up while it waits, or once the
     slot is granted to it and before it runs. Who ran, in order."""
     slots = FairSlots(capacity=1)
     order: list[str] = []
