@@ -21,6 +21,11 @@ from dataclean_env.tasks import TaskRegistry, default_registry
 
 
 class DataCleaningEnv:
+    """The environment for a Python caller in this process (Gymnasium's role): reset, step
+    and state return the REST models (`StepResult`, `EpisodeState`). Not to be confused with
+    `DataCleaningEnvironment`, the server's OpenEnv adaptor that each /ws and MCP session
+    drives; `RemoteDataCleaningEnv` is this same protocol over /ws."""
+
     def __init__(
         self,
         task_id: str = "easy_dedup_rename",

@@ -6,9 +6,11 @@ fields they expect (`done`, `reward`, `metadata`); the rest mirrors the REST con
 
 from __future__ import annotations
 
-from typing import Any
+from copy import copy
+from typing import Any, cast, get_origin
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
 from dataclean_env.openenv_light import skip_package_inits
@@ -19,16 +21,13 @@ from openenv.core.env_server.types import Action as OpenEnvAction  # noqa: E402
 from openenv.core.env_server.types import Observation as OpenEnvObservation  # noqa: E402
 from openenv.core.env_server.types import State as OpenEnvState  # noqa: E402
 
-from dataclean_env.engine.doors import parse_action  # noqa: E402
+from dataclean_env.engine.parsing import parse_action  # noqa: E402
 from dataclean_env.errors import InvalidAction  # noqa: E402
 from dataclean_env.operations import alias_names, get_operation, operation_names  # noqa: E402
 from dataclean_env.schemas import (  # noqa: E402
-    COLUMN_PROFILES_HELP,
-    MAX_OPERATION_NAME,
-    DatasetInfo,
+    ActionFields,
     HistoryEntry,
-    Observation,
-    QueryResult,
+    ObservationFields,
     Reward,
 )
 
@@ -67,16 +66,11 @@ def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
     return inlined
 
 
-class CleaningAction(OpenEnvAction):
+class CleaningAction(ActionFields, OpenEnvAction):
     """One operation: `{"operation": name, "parameters": {...}}` (also `{"action": {...}}`,
     `{"name", "params"}` and `{"action_type"}` spellings, as on the REST paths)."""
 
     model_config = ConfigDict(json_schema_extra=_operation_variants)
-
-    operation: str = Field(
-        min_length=1, max_length=MAX_OPERATION_NAME, description="Operation name or alias."
-    )
-    parameters: dict[str, Any] = Field(default_factory=dict, description="Operation parameters.")
 
     @model_validator(mode="before")
     @classmethod
@@ -98,33 +92,15 @@ class CleaningAction(OpenEnvAction):
         }
 
 
-class CleaningObservation(OpenEnvObservation):
+class CleaningObservation(ObservationFields, OpenEnvObservation):
     """The REST observation plus the absolute score, its components and the step's info.
 
     `reward` is the change in score this step made (the default reward mode), so a client
     that sums rewards gets final minus initial score; `score` is the absolute score."""
 
-    episode_id: str = ""
-    task_id: str = ""
-    step: int = 0
-    steps_remaining: int = 0
-    dataset_info: DatasetInfo | None = None
-    columns: list[str] = Field(default_factory=list)
-    shape: list[int] = Field(default_factory=list)
-    missing_values: dict[str, int] = Field(default_factory=dict)
-    dtypes: dict[str, str] = Field(default_factory=dict)
-    duplicate_count: int = 0
-    sample_rows: list[dict[str, Any]] = Field(default_factory=list)
-    sample_offset: int = 0
-    available_operations: list[str] = Field(default_factory=list)
-    task_description: str = ""
-    message: str = ""
-    phase: str | None = None
-    phases_left: list[str] | None = None
-    column_profiles: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description=COLUMN_PROFILES_HELP
-    )
-    query_result: QueryResult | None = None
+    # The REST fields come from ObservationFields, each given a default below
+    # (`_with_empty_default`): OpenEnv makes an observation from no arguments.
+
     score: float | None = Field(
         default=0.0,
         description="Absolute episode score (the reward total); None while a blind episode runs.",
@@ -151,8 +127,24 @@ class CleaningState(OpenEnvState):
     repair: dict[str, float | int] | None = None
 
 
-# The REST observation's field descriptions, so /schema explains itself like /docs does.
-for _name, _field in Observation.model_fields.items():
-    if _name in CleaningObservation.model_fields:
-        CleaningObservation.model_fields[_name].description = _field.description
+def _with_empty_default(field: FieldInfo) -> FieldInfo:
+    """A required field of the REST observation as OpenEnv's observation holds it: with its
+    type's empty value as default (a model's is None, so None is allowed too)."""
+    relaxed = copy(field)
+    kind = get_origin(field.annotation) or field.annotation
+    if kind in (list, dict):
+        relaxed.default_factory = kind
+    elif kind in (str, int):
+        relaxed.default = kind()
+    elif isinstance(kind, type) and issubclass(kind, BaseModel):
+        relaxed.annotation = cast(Any, kind | None)  # a type made at run time
+        relaxed.default = None
+    else:
+        raise TypeError(f"no empty value for a field of type {field.annotation!r}")
+    return relaxed
+
+
+for _name, _field in ObservationFields.model_fields.items():
+    if _field.is_required():
+        CleaningObservation.__pydantic_fields__[_name] = _with_empty_default(_field)
 CleaningObservation.model_rebuild(force=True)

@@ -52,16 +52,21 @@ def built(cls: type[M], values: dict[str, Any], fields_set: set[str] | None = No
     return model
 
 
-class Action(BaseModel):
-    """`{"operation": name, "parameters": {...}}`; `{"name", "params"}` and `{"action_type"}`
-    spellings are accepted and mapped to the same envelope."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class ActionFields(BaseModel):
+    """The action's fields, declared once for both wires: the REST `Action` below and
+    OpenEnv's `models.CleaningAction` (which adds OpenEnv's `metadata`)."""
 
     operation: str = Field(
         min_length=1, max_length=MAX_OPERATION_NAME, description="Operation name or alias."
     )
     parameters: dict[str, Any] = Field(default_factory=dict, description="Operation parameters.")
+
+
+class Action(ActionFields):
+    """`{"operation": name, "parameters": {...}}`; `{"name", "params"}` and `{"action_type"}`
+    spellings are accepted and mapped to the same envelope."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -107,9 +112,10 @@ class QueryResult(BaseModel):
     truncated: bool = Field(description="Whether rows were left out (total_rows > len(rows)).")
 
 
-class Observation(BaseModel):
-    """What the agent sees after a reset or step. Never a gold value, never a score beyond
-    the reward object that travels beside it."""
+class ObservationFields(BaseModel):
+    """The observation's fields, declared once for both wires: the REST `Observation` below
+    and OpenEnv's `models.CleaningObservation` (which gives every field a default and adds
+    OpenEnv's `done`, `reward`, `metadata` and the score)."""
 
     episode_id: str = Field(description="The episode; send it back to address this episode.")
     task_id: str = Field(description="The task (or generated family) being played.")
@@ -151,6 +157,11 @@ class Observation(BaseModel):
         description="A `query` step's result (columns, at most 50 rows, total_rows, "
         "truncated); null after any other step and after a refused action.",
     )
+
+
+class Observation(ObservationFields):
+    """What the agent sees after a reset or step. Never a gold value, never a score beyond
+    the reward object that travels beside it."""
 
 
 class Reward(BaseModel):

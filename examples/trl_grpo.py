@@ -227,7 +227,7 @@ def scripted_trainer(share: float, base: type[GRPOTrainer]):
             for i, text in enumerate(texts):
                 if scripted[i]:
                     task_id, seed, split = EPISODE.search(text).groups()
-                    plan = registry.make(task_id, int(seed), split).solution
+                    plan = registry.make(task_id, int(seed), split).reference_plan
                     completion_ids[i] = self._tokenizer.encode(
                         script_text(plan, text), add_special_tokens=False
                     )
@@ -294,7 +294,10 @@ def corpus(dataset: Dataset, tools: list[str], rows_shown: int):
     for row in dataset:
         yield "\n".join([SYSTEM, *schemas, row["prompt"][-1]["content"]])
         yield env.reset(**row)
-        for action in [*registry.make(row["task_id"], row["seed"], row["split"]).solution, FINISH]:
+        for action in [
+            *registry.make(row["task_id"], row["seed"], row["split"]).reference_plan,
+            FINISH,
+        ]:
             yield tool_call(action)
             try:
                 yield getattr(env, action["operation"])(**action["parameters"])

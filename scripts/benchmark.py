@@ -150,7 +150,7 @@ def engine(repeats: int) -> dict[str, dict[str, float]]:
         task = registry.make(spec.task_id, seed, "eval")
         label = f"{spec.task_id} (eval seed {seed}, {len(task.dirty)} rows)"
         results[label] = time_plan(
-            lambda t=task: unshared(t), opened(task.solution), max(3, repeats // 3)
+            lambda t=task: unshared(t), opened(task.reference_plan), max(3, repeats // 3)
         )
     return results
 

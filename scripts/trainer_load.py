@@ -53,7 +53,7 @@ def generated_episodes(count: int, session: int = 0, group: int = GROUP) -> list
     episodes = []
     for n in range(count):
         family, seed = FAMILIES[(first + n) % len(FAMILIES)], 1000 * first + n
-        plan = registry.make(family, seed, "train").solution
+        plan = registry.make(family, seed, "train").reference_plan
         reset = {"task_id": family, "seed": seed, "split": "train"}
         episodes.append(Episode(reset, tuple(plan)))
     return episodes

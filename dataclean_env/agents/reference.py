@@ -46,6 +46,8 @@ def reference_factories(registry: TaskRegistry) -> dict[str, AgentFactory]:
         "noop": lambda key: NoOpAgent(),
         "heuristic": lambda key: HeuristicAgent(),
         "random": RandomAgent,
-        "oracle": lambda key: OracleAgent(registry.make(key.task_id, key.seed, key.split).solution),
+        "oracle": lambda key: OracleAgent(
+            registry.make(key.task_id, key.seed, key.split).reference_plan
+        ),
         "template": lambda key: TemplateAgent(),
     }

@@ -43,7 +43,7 @@ AGENTS: dict[str, Callable[[Task, Cell, int], Agent]] = {
     "random": lambda task, cell, index: RandomAgent(EpisodeKey(cell.family, index, "secret")),
     "template": lambda task, cell, index: TemplateAgent(),
     "heuristic": lambda task, cell, index: HeuristicAgent(),
-    "oracle": lambda task, cell, index: OracleAgent(task.solution),
+    "oracle": lambda task, cell, index: OracleAgent(task.reference_plan),
 }
 AGENT_TITLES = {
     "noop": "do nothing",

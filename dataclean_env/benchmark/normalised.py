@@ -3,7 +3,7 @@
     normalised = (final - do_nothing) / (oracle - do_nothing), clipped to [0, 1]
 
 `do_nothing` is the instance's score when the agent finishes at once, `oracle` its score
-after the reference plan (`Task.solution`), both computed by the server on a fresh copy of
+after the reference plan (`Task.reference_plan`), both computed by the server on a fresh copy of
 the instance. Doing nothing normalises to 0 and the oracle to 1 on every instance; a real
 table's F1 is already this (its dirty table scores 0, gold 1).
 """
@@ -53,7 +53,7 @@ def anchors(make: Callable[[], Task]) -> Anchors:
     idle.step(Action(operation="finish", parameters={}))
     task = make()
     oracle = Episode("oracle", task, untimed_limits())
-    for planned in task.solution:
+    for planned in task.reference_plan:
         if oracle.done:
             break
         try:

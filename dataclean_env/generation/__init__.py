@@ -55,5 +55,5 @@ class Generated:
     description: str
     max_steps: int
     operations: tuple[str, ...]
-    solution: tuple[dict[str, Any], ...]  # the generator's own solution, for the oracle and tests
+    reference_plan: tuple[dict[str, Any], ...]  # the generator's plan, for the oracle and tests
     difficulty: str = "generated"

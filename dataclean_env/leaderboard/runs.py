@@ -40,7 +40,7 @@ from dataclean_env.benchmark.versions import (
     SERVER_VERSION,
     suite_version,
 )
-from dataclean_env.engine.doors import LEADERBOARD_PREFIX
+from dataclean_env.engine.episode_ids import LEADERBOARD_PREFIX
 from dataclean_env.errors import (
     ClientQuotaReached,
     InvalidSubmission,

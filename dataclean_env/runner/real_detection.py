@@ -47,7 +47,7 @@ def detection_rows(registry: TaskRegistry) -> list[DetectionRow]:
         if not isinstance(task.grader, DetectionGrader):
             raise TypeError(f"{spec.task_id}: a detection task without a DetectionGrader")
         key = EpisodeKey(spec.task_id, None, "eval")
-        for agent in (NoOpAgent(), HeuristicAgent(), OracleAgent(task.solution)):
+        for agent in (NoOpAgent(), HeuristicAgent(), OracleAgent(task.reference_plan)):
             found = run_episode(env, agent, key, out=io.StringIO()).components
             rows.append(
                 DetectionRow(

@@ -131,14 +131,14 @@ def max_steps_bounds(task_id: str) -> tuple[int, int]:
 def build(
     task_id: str, family: str, kind: str, source: Source, version: str | None = None
 ) -> tuple[TaskSpec, TaskGrader, tuple[Any, ...]]:
-    """The spec, grader and reference solution of one claim task."""
+    """The spec, grader and reference plan of one claim task."""
     dirty, gold, key = source.dirty, source.gold, source.key
     if kind == "detection":
         grader: TaskGrader = DetectionGrader(source.truth)
-        solution: tuple[Any, ...] = (_report("report_errors", source.truth),)
+        plan: tuple[Any, ...] = (_report("report_errors", source.truth),)
     elif kind == "audit":
         grader = AuditGrader(source.truth)
-        solution = (
+        plan = (
             {"operation": "audit", "parameters": {"categories": sorted(source.truth.categories())}},
             _report("identify", source.truth),
             *_fix_plan(source),
@@ -147,7 +147,7 @@ def build(
     else:
         grader = StandardisationGrader.for_task(dirty, gold, key)
         transforms = source.transforms or {}
-        solution = (
+        plan = (
             ({"operation": "standardise", "parameters": {"transforms": transforms}},)
             if transforms
             else ()
@@ -167,7 +167,7 @@ def build(
         kind=kind,
         phases=AUDIT_PHASES if kind == "audit" else (),
     )
-    return spec, grader, solution
+    return spec, grader, plan
 
 
 def _report(operation: str, truth: Truth) -> dict[str, Any]:
@@ -252,21 +252,21 @@ def generated_instance(
 ) -> tuple[TaskSpec, Any, tuple[Any, ...], pd.DataFrame]:
     kind = GENERATED[task_id]
     source = _source(kind, instance_rng(task_id, split, seed))
-    spec, grader, solution = build(task_id, "generated", kind, source, GENERATOR_VERSIONS[task_id])
-    return spec, grader, solution, source.dirty
+    spec, grader, plan = build(task_id, "generated", kind, source, GENERATOR_VERSIONS[task_id])
+    return spec, grader, plan, source.dirty
 
 
 def generator_digest(task_id: str) -> str:
     """sha256 over the dirty and gold tables, description, step budget and reference
-    solution of seeds `DIGEST_SEEDS` of every split, generated afresh (never from the
-    cache); like `tasks.generated.generator_digest`. The solution names every planted
+    plan of seeds `DIGEST_SEEDS` of every split, generated afresh (never from the
+    cache); like `tasks.generated.generator_digest`. The plan names every planted
     error with its type, so the truth the grader uses is covered too."""
     kind = GENERATED[task_id]
 
     def parts(split: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         source = _source(kind, instance_rng(task_id, split, seed))
-        spec, _, solution = build(task_id, "generated", kind, source)
-        others = [spec.description, str(spec.max_steps), json.dumps(solution, sort_keys=True)]
+        spec, _, plan = build(task_id, "generated", kind, source)
+        others = [spec.description, str(spec.max_steps), json.dumps(plan, sort_keys=True)]
         return source.dirty, source.gold, others
 
     return digest_of(parts)
@@ -276,16 +276,16 @@ def secret_claims_task(task_id: str, secret: bytes, index: int) -> Task:
     """Instance `index` of a claims family's secret split (like `generated.secret_task`)."""
     kind = GENERATED[task_id]
     source = _source(kind, secret_rng(secret, task_id, index))
-    spec, grader, solution = build(task_id, "generated", kind, source, GENERATOR_VERSIONS[task_id])
-    return Task(spec, source.dirty, grader, None, "secret", solution=solution)
+    spec, grader, plan = build(task_id, "generated", kind, source, GENERATOR_VERSIONS[task_id])
+    return Task(spec, source.dirty, grader, None, "secret", reference_plan=plan)
 
 
 @lru_cache(maxsize=8)
 def showcase_instance(task_id: str) -> tuple[TaskSpec, Any, tuple[Any, ...], pd.DataFrame]:
     kind = SHOWCASES[task_id]
     source = _source(kind, random.Random(f"showcase:{kind}"), "medium")
-    spec, grader, solution = build(task_id, "showcase", kind, source)
-    return spec, grader, solution, source.dirty
+    spec, grader, plan = build(task_id, "showcase", kind, source)
+    return spec, grader, plan, source.dirty
 
 
 # ── custom and real folders ─────────────────────────────────────────────────
@@ -356,8 +356,8 @@ class ClaimsFamily:
                 self.problems.append(f"{folder}: task id {task_id!r} is already taken; skipped")
                 continue
             names.add(task_id)
-            spec, grader, solution = build(task_id, "custom", kind, source)
-            self.folders[task_id] = (spec, grader, solution, source.dirty)
+            spec, grader, plan = build(task_id, "custom", kind, source)
+            self.folders[task_id] = (spec, grader, plan, source.dirty)
 
     def specs(self) -> list[TaskSpec]:
         specs = []
@@ -376,13 +376,13 @@ class ClaimsFamily:
         if task_id in GENERATED:
             if split not in SPLITS:
                 raise InvalidAction(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
-            spec, grader, solution, dirty = generated_instance(task_id, split, seed or 0)
-            return Task(spec, dirty.copy(), grader, seed or 0, split, solution=solution)
+            spec, grader, plan, dirty = generated_instance(task_id, split, seed or 0)
+            return Task(spec, dirty.copy(), grader, seed or 0, split, reference_plan=plan)
         if task_id in SHOWCASES:
-            spec, grader, solution, dirty = showcase_instance(task_id)
+            spec, grader, plan, dirty = showcase_instance(task_id)
         else:
-            spec, grader, solution, dirty = self.folders[task_id]
-        return Task(spec, dirty.copy(), grader, seed, split, solution=solution)
+            spec, grader, plan, dirty = self.folders[task_id]
+        return Task(spec, dirty.copy(), grader, seed, split, reference_plan=plan)
 
 
 def _replace_spec(spec: TaskSpec, description: str) -> TaskSpec:

@@ -91,7 +91,7 @@ def _task(task_id: str, made: instances.Instance, seed: int | None, split: str) 
         max_steps=max(MIN_STEPS, len(plan)),
     )
     grader = CellRepairGrader(made.dirty, made.clean, KEY, identity, {})
-    return Task(spec, made.dirty, grader, seed, split, solution=plan)
+    return Task(spec, made.dirty, grader, seed, split, reference_plan=plan)
 
 
 def table_spec(task_id: str) -> TaskSpec:

@@ -220,7 +220,7 @@ class _Loaded:
     spec: TaskSpec
     dirty: pd.DataFrame
     grader: CellRepairGrader
-    plan: tuple[dict[str, Any], ...]
+    reference_plan: tuple[dict[str, Any], ...]
 
 
 class CustomFamily:
@@ -274,12 +274,14 @@ class CustomFamily:
             # registry keeps small tasks itself; a large table's opening is read once here).
             return self._unshuffled(task_id)
         dirty = shuffled(loaded.dirty, seed)
-        return Task(loaded.spec, dirty, loaded.grader, seed, solution=loaded.plan)
+        return Task(loaded.spec, dirty, loaded.grader, seed, reference_plan=loaded.reference_plan)
 
     @cache  # noqa: B019  (one entry per loaded task, kept as long as the family)
     def _unshuffled(self, task_id: str) -> Task:
         loaded = self.tasks[task_id]
-        return Task(loaded.spec, loaded.dirty, loaded.grader, None, solution=loaded.plan)
+        return Task(
+            loaded.spec, loaded.dirty, loaded.grader, None, reference_plan=loaded.reference_plan
+        )
 
 
 def labelled_variant(spec: TaskSpec) -> TaskSpec:

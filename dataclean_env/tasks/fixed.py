@@ -48,7 +48,7 @@ class FixedTask:
     spec: TaskSpec
     dirty: pd.DataFrame
     grader: Grader
-    solution: tuple[dict[str, Any], ...]
+    reference_plan: tuple[dict[str, Any], ...]
 
 
 def load_metadata(datasets_dir: Path) -> list[dict[str, Any]]:
@@ -98,5 +98,9 @@ class FixedFamily:
     def make(self, task_id: str, seed: int | None, split: str = "train") -> Task:
         fixed = self.tasks[task_id]
         return Task(
-            fixed.spec, shuffled(fixed.dirty, seed), fixed.grader, seed, solution=fixed.solution
+            fixed.spec,
+            shuffled(fixed.dirty, seed),
+            fixed.grader,
+            seed,
+            reference_plan=fixed.reference_plan,
         )

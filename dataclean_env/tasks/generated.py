@@ -59,12 +59,16 @@ DIGEST_SEEDS = range(4)  # seeds of every split that a version's digest covers
 
 
 def generator_digest(task_id: str) -> str:
-    """sha256 over the dirty table, clean table, description and solution of seeds
+    """sha256 over the dirty table, clean table, description and reference plan of seeds
     `DIGEST_SEEDS` of every split, generated afresh (never from the instance cache)."""
 
     def parts(split: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         made = FAMILIES[task_id](instance_rng(task_id, split, seed))
-        return made.dirty, made.clean, [made.description, json.dumps(made.solution, sort_keys=True)]
+        return (
+            made.dirty,
+            made.clean,
+            [made.description, json.dumps(made.reference_plan, sort_keys=True)],
+        )
 
     return digest_of(parts)
 
@@ -97,7 +101,9 @@ def secret_task(task_id: str, secret: bytes, index: int) -> Task:
     """Instance `index` of a family's secret split (seeded by HMAC of `secret`, see
     `generation.secret_rng`); its split reads "secret" and it carries no seed."""
     spec, generated, grader = _built(task_id, FAMILIES[task_id](secret_rng(secret, task_id, index)))
-    return Task(spec, generated.dirty, grader, None, "secret", solution=generated.solution)
+    return Task(
+        spec, generated.dirty, grader, None, "secret", reference_plan=generated.reference_plan
+    )
 
 
 def _built(task_id: str, generated: Generated) -> tuple[TaskSpec, Generated, PreservationGrader]:
@@ -158,7 +164,12 @@ class GeneratedFamily:
         spec, generated, grader = instance(task_id, split, seed or 0)
         # A copy: the cached instance's tables are shared by every reset of it.
         return Task(
-            spec, generated.dirty.copy(), grader, seed or 0, split, solution=generated.solution
+            spec,
+            generated.dirty.copy(),
+            grader,
+            seed or 0,
+            split,
+            reference_plan=generated.reference_plan,
         )
 
 

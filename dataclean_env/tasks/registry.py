@@ -89,11 +89,17 @@ class Task:
     split: str = "train"
     # A reference plan that reaches gold (or as close as the operations allow). Never shown
     # to agents; the oracle baseline and the tests replay it.
-    solution: tuple[dict[str, Any], ...] = ()
+    reference_plan: tuple[dict[str, Any], ...] = ()
     # What episodes derive from the dirty table before any step (`episode.opening_of`),
     # computed once: a task never changes, and the registry hands the same Task to every
     # reset of one instance. Not an init field: `dataclasses.replace` starts a new one.
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    @property
+    def solution(self) -> tuple[dict[str, Any], ...]:
+        """The reference plan under its former name (the key `datasets/task_metadata.json`
+        gives it), kept for the callers that read it."""
+        return self.reference_plan
 
 
 def shuffled(dirty: pd.DataFrame, seed: int | None) -> pd.DataFrame:

@@ -256,6 +256,21 @@ def test_a_ws_client_that_leaves_before_its_answer_leaves_no_error_in_the_log(
     assert [e.getMessage() for e in errors] == []
 
 
+def count_arrivals(store: Any, method: str) -> threading.Semaphore:
+    """A semaphore released each time `store.<method>` has found an episode: the call goes
+    on to wait for that episode at once (no await), so an arrival is a caller waiting."""
+    arrived = threading.Semaphore(0)
+    found_by = getattr(store, method)
+
+    def counted(*args: Any) -> Any:
+        found = found_by(*args)
+        arrived.release()
+        return found
+
+    setattr(store, method, counted)
+    return arrived
+
+
 def test_a_flood_of_steps_on_a_busy_episode_holds_no_threads_of_others(live: LiveServer) -> None:
     # Before, each step on a busy episode waited for its lock in one of the pool's threads:
     # more of them than the pool has threads (40) took every thread, and another client's
@@ -264,15 +279,7 @@ def test_a_flood_of_steps_on_a_busy_episode_holds_no_threads_of_others(live: Liv
     store = live.app.state.store
     episode = store.get("busy")
     max_steps = episode.spec.max_steps
-    arrived = threading.Semaphore(0)
-    find = store.find
-
-    def counted_find(*args: Any) -> Any:
-        found = find(*args)
-        arrived.release()  # the call goes on to wait for the episode at once (no await)
-        return found
-
-    store.find = counted_find
+    arrived = count_arrivals(store, "find")
     watched = episode.lock = WatchedLock()
     watched.acquire()  # another client's long step, running
     flood = 48
@@ -323,15 +330,7 @@ def test_a_flood_of_page_reads_on_a_busy_episode_holds_no_threads_of_others(
     assert httpx.post(f"{live.url}/reset/{TASK}", json={"episode_id": "busy"}).status_code == 200
     store = live.app.state.store
     episode = store.get("busy")
-    arrived = threading.Semaphore(0)
-    get = store.get
-
-    def counted_get(*args: Any) -> Any:
-        found = get(*args)
-        arrived.release()  # the call goes on to wait for the episode at once (no await)
-        return found
-
-    store.get = counted_get
+    arrived = count_arrivals(store, "get")
     watched = episode.lock = CountedLock()
     watched.acquire()  # another client's long step, running
     flood = 48

@@ -17,7 +17,7 @@ KINDS = {
 
 
 def solution(task_id: str, seed: int, split: str) -> tuple:
-    return default_registry().make(task_id, seed, split).solution
+    return default_registry().make(task_id, seed, split).reference_plan
 
 
 @pytest.mark.parametrize("task_id", [*KINDS, "detection_showcase", "audit_showcase"])

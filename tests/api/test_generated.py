@@ -63,7 +63,7 @@ def test_same_seed_and_split_give_the_same_bytes(registry, task_id) -> None:
     assert first.dirty is not again.dirty
     assert first.dirty.to_csv() == again.dirty.to_csv()
     assert first.spec == again.spec
-    assert first.solution == again.solution
+    assert first.reference_plan == again.reference_plan
     assert first.grader == again.grader
     other_split = registry.make(task_id, 11, "test")
     other_seed = registry.make(task_id, 12, "eval")
@@ -97,7 +97,7 @@ def test_each_instance_is_solved_by_its_own_solution_and_the_card_states_it(
         task = registry.make(task_id, seed, split)
         episode = Episode("g", task)
         assert 0.18 <= episode.reward.total <= 0.2  # doing nothing: the dirty rows' integrity
-        for action in task.solution:
+        for action in task.reference_plan:
             result = episode.step(Action(**action))
             assert "error" not in result.info, (seed, action, result.info)
         assert result.reward.total == 0.9999, (split, seed, result.reward)
@@ -119,13 +119,15 @@ def assert_card_or_data_states_the_plan(task) -> None:
     a day above 12 where the order puts it."""
     card, dirty = task.spec.description, task.dirty
     alias_column = ALIAS_COLUMNS.get(task.spec.task_id)
-    for alias, value in mapping_for(task.solution, alias_column).items() if alias_column else ():
+    for alias, value in (
+        mapping_for(task.reference_plan, alias_column).items() if alias_column else ()
+    ):
         if f"'{alias}' means '{value}'" in card or f"{alias} for {value}" in card:
             continue
         assert task.spec.difficulty == "hard", (alias, card)
         counts = dirty[alias_column].value_counts()
         assert 0 < counts[alias] < counts[value], (alias, value)
-    for action in opened(task.solution):
+    for action in opened(task.reference_plan):
         if action["operation"] != "normalize_dates":
             continue
         column, convention = action["parameters"]["column"], action["parameters"]["convention"]
@@ -158,7 +160,9 @@ def test_instances_span_10_to_200_rows_by_difficulty(registry) -> None:
 def test_one_off_aliases_differ_between_instances(registry, task_id) -> None:
     mappings = []
     for seed in range(10):
-        mapping = mapping_for(registry.make(task_id, seed, "eval").solution, ALIAS_COLUMNS[task_id])
+        mapping = mapping_for(
+            registry.make(task_id, seed, "eval").reference_plan, ALIAS_COLUMNS[task_id]
+        )
         if mapping:  # a tiny table may not repeat an aliased value at all
             mappings.append(tuple(sorted(mapping.items())))
     assert len(mappings) >= 8
@@ -190,7 +194,7 @@ def test_the_rule_card_matters_the_wrong_convention_does_not_solve(registry) -> 
     for seed in range(10):
         task = registry.make("normalize_dedupe", seed, "train")
         episode = Episode("g", task)
-        for action in task.solution:
+        for action in task.reference_plan:
             if action["operation"] == "normalize_dates":
                 wrong = "eu" if action["parameters"]["convention"] == "us" else "us"
                 action = {**action, "parameters": {**action["parameters"], "convention": wrong}}
@@ -262,7 +266,7 @@ def test_same_instance_and_actions_give_byte_identical_observations_and_rewards(
         task = registry.make(task_id, 5, "test")
         episode = Episode("same", task)
         results = [episode.result()]
-        results += [episode.step(Action(**action)) for action in task.solution]
+        results += [episode.step(Action(**action)) for action in task.reference_plan]
         return "\n".join(r.model_dump_json() for r in results)
 
     assert transcript() == transcript()

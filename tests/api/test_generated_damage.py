@@ -82,7 +82,7 @@ def test_no_damaging_step_raises_the_score_of_a_generated_instance(registry, tas
     task = registry.make(task_id, seed, "eval")
     episode = Episode("damage", task)
     tried = accepted = 0
-    for state in [None, *opened(task.solution)]:
+    for state in [None, *opened(task.reference_plan)]:
         if state is not None:
             episode.step(Action(**state))
         before = episode.reward.total

@@ -19,7 +19,7 @@ def test_the_plan_repairs_a_generated_table_over_http_and_a_bad_batch_changes_no
 ) -> None:
     wrong = write_conflict_pair(tmp_path / "tables" / "reports", 1000, 0.4, seed=2)
     settings = Settings(extra_datasets=str(tmp_path / "tables"))
-    plan = registry_for(settings).make("reports", None).solution
+    plan = registry_for(settings).make("reports", None).reference_plan
     with TestClient(create_app(settings)) as client:
         listed = {t["task_id"]: t for t in client.get("/tasks").json()["tasks"]}
         assert "set_cells" in listed["reports"]["operations"]

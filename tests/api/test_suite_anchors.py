@@ -56,7 +56,7 @@ def test_do_nothing_normalises_to_exactly_0_and_the_oracle_to_exactly_1() -> Non
         assert marks.oracle - marks.do_nothing > 0.3, cell  # a repair to make
         task = make()
         assert marks.normalise(final_score(make(), NoOpAgent())) == 0.0, cell
-        assert marks.normalise(final_score(task, OracleAgent(task.solution))) == 1.0, cell
+        assert marks.normalise(final_score(task, OracleAgent(task.reference_plan))) == 1.0, cell
 
 
 # The README's claims, word for word, and what each says of every task kind.
@@ -87,7 +87,7 @@ def test_every_readme_claim_about_doing_nothing_and_the_oracle_holds(registry, t
             assert task_id in [*TASK_IDS, *CLAIM_TASK_IDS, *REAL_IDS, *CORPUS_IDS]
             assert marks.do_nothing == 0.0001, (task_id, seed)
         task = make()
-        oracle = final_score(task, OracleAgent(task.solution))
+        oracle = final_score(task, OracleAgent(task.reference_plan))
         assert oracle == marks.oracle == 0.9999, (task_id, seed)
         assert marks.normalise(final_score(make(), NoOpAgent())) == 0.0
         assert marks.normalise(oracle) == 1.0

@@ -20,7 +20,7 @@ def server() -> Iterator[LiveServer]:
 
 @pytest.mark.parametrize("task_id", ["error_detection", "standardisation", "audit_pipeline"])
 def test_full_ws_episode(server, task_id) -> None:
-    plan = default_registry().make(task_id, 4, "test").solution
+    plan = default_registry().make(task_id, 4, "test").reference_plan
     with DataCleaningClient(base_url=server.url).sync() as env:
         first = env.reset(task_id=task_id, seed=4, split="test")
         rewards = []

@@ -38,7 +38,7 @@ def test_hard_test_instances_rank_the_agents(registry) -> None:
                 continue
             scores["heuristic"].append(final_score(task, HeuristicAgent()))
             scores["template"].append(final_score(task, TemplateAgent()))
-            scores["oracle"].append(final_score(task, OracleAgent(task.solution)))
+            scores["oracle"].append(final_score(task, OracleAgent(task.reference_plan)))
     means = {agent: statistics.fmean(values) for agent, values in scores.items()}
     assert len(scores["oracle"]) >= 25
     assert means["oracle"] >= 0.99, means

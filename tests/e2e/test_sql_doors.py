@@ -141,7 +141,7 @@ def play(url: str, plan: list[dict[str, Any]]) -> dict[str, Any]:
 def test_an_audit_fixed_in_sql_scores_as_the_reference_plan(server: LiveServer) -> None:
     task = default_registry().make("audit_pipeline", 0, "train")
     (key,) = task.spec.protected_columns
-    plan = [dict(a) for a in task.solution]
+    plan = [dict(a) for a in task.reference_plan]
     fixed = [
         {
             "operation": "fix",
@@ -162,7 +162,7 @@ def test_sql_in_the_audit_fix_cannot_change_the_key(server: LiveServer) -> None:
     (key,) = task.spec.protected_columns
     first = httpx.post(f"{server.url}/reset", json={"task_id": "audit_pipeline", "seed": 0}).json()
     episode = first["observation"]["episode_id"]
-    for action in task.solution[:2]:  # audit, identify
+    for action in task.reference_plan[:2]:  # audit, identify
         httpx.post(f"{server.url}/step", json={"episode_id": episode, **action}).raise_for_status()
     before = httpx.get(f"{server.url}/state", params={"episode_id": episode}).json()
     renumber = {"operation": "sql", "parameters": {"sql": f"UPDATE t SET {key} = {key} + 1"}}

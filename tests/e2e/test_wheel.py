@@ -78,7 +78,7 @@ def test_an_episode_in_process_from_the_wheel(venv: Path) -> None:
         "from dataclean_env import Action, DataCleaningEnv\n"
         "env = DataCleaningEnv('easy_dedup_rename')\n"
         "env.reset()\n"
-        "for action in env.registry.make('easy_dedup_rename').solution:\n"
+        "for action in env.registry.make('easy_dedup_rename').reference_plan:\n"
         "    r = env.step(Action(**action))\n"
         "print(r.reward.total, r.observation.step, r.done)\n"
     )

@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 
-from dataclean_env.engine.doors import EPISODE_ID_CHARS, SERVER_PREFIX
+from dataclean_env.engine.episode_ids import EPISODE_ID_CHARS, SERVER_PREFIX
 from dataclean_env.generation import SPLITS
 from dataclean_env.operations.registry import alias_names, operation_names
 from dataclean_env.schemas import EXAMPLE_EPISODE_ID, EXAMPLE_TASK_ID
@@ -157,7 +157,7 @@ def name_path_values(schema: dict[str, Any], task_ids: list[str], env_name: str)
                     parameter["schema"] = {"type": "string", "enum": [env_name], "title": "Env"}
 
 
-# The id rules of doors.check_episode_id and check_client_id, as JSON Schema patterns.
+# The id rules of episode_ids.check_episode_id and check_client_id, as JSON Schema patterns.
 EPISODE_ID = {"type": "string", "pattern": f"^{EPISODE_ID_CHARS}$"}
 CLIENT_ID = {"type": "string", "pattern": f"^(?!{SERVER_PREFIX}){EPISODE_ID_CHARS}$"}
 ID_PARAMETERS = ("episode_id", "X-Episode-Id")

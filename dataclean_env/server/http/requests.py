@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict
 
-from dataclean_env.engine.doors import OPENENV_EXTRAS, parse_action
+from dataclean_env.engine.parsing import OPENENV_EXTRAS, parse_action
 from dataclean_env.errors import InvalidAction, InvalidJson, InvalidText
 from dataclean_env.schemas import EXAMPLE_EPISODE_ID, EXAMPLE_TASK_ID, Action
 
@@ -130,7 +130,7 @@ def _text(value: Any, field: str) -> str | None:
 
 
 def parse_step(body: dict[str, Any]) -> StepCall:
-    """The task and episode ids a step body may carry, and its action (`doors.parse_action`:
+    """The task and episode ids a step body may carry, and its action (`parsing.parse_action`:
     an envelope, or `{"action": envelope}`)."""
     body = {k: v for k, v in body.items() if k not in OPENENV_EXTRAS}
     task_id = _text(body.pop("task_id", None), "task_id")

@@ -61,13 +61,10 @@ from functools import lru_cache
 from typing import Any
 
 from dataclean_env import ENV_NAME, __version__
-from dataclean_env.engine.doors import (
-    attempt,
-    check_client_id,
-    parse_reset_options,
-    start_episode,
-)
+from dataclean_env.engine.doors import attempt, start_episode
 from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.episode_ids import check_client_id
+from dataclean_env.engine.parsing import parse_reset_options
 from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import EnvError, InvalidAction
 from dataclean_env.generation import SPLITS
@@ -106,6 +103,10 @@ def readme() -> str | None:
 
 
 class DataCleaningEnvironment(Environment[CleaningAction, CleaningObservation, CleaningState]):
+    """The server side of OpenEnv's contract (OpenEnv names it `<Name>Environment`): one
+    instance per /ws or MCP session, answering OpenEnv's models (`CleaningObservation`).
+    A Python caller plays the in-process `DataCleaningEnv` instead (`in_process.py`)."""
+
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(

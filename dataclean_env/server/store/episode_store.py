@@ -55,14 +55,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from dataclean_env.engine.doors import (
+from dataclean_env.engine.doors import start_episode
+from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.episode_ids import (
     LEADERBOARD_PREFIX,
     check_client_id,
     check_episode_id,
     new_episode_id,
-    start_episode,
 )
-from dataclean_env.engine.episode import Episode
 from dataclean_env.engine.step_memory import StepMemory
 from dataclean_env.errors import ClientQuotaReached, StoreFull, UnknownEpisode, UnknownTask
 from dataclean_env.server.limits.limit_store import TOTAL, Counts, Settlement

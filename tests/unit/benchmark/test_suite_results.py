@@ -110,7 +110,7 @@ def test_the_anchors_do_not_depend_on_the_engine_time_limit(registry, monkeypatc
     zero = replace(limits_module.default_limits(), step_seconds=0.0)
     task = make()
     timed = Episode("timed", task, zero)
-    refused = [attempt(timed, planned).info.get("error") for planned in task.solution]
+    refused = [attempt(timed, planned).info.get("error") for planned in task.reference_plan]
     assert "STEP_TIME_LIMIT" in {error["code"] for error in refused if error}
     assert timed.score < 0.9999
     # The engine's default limit set to 0 s, wherever it is read.

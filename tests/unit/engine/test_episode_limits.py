@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from dataclean_env.engine.doors import check_episode_id
 from dataclean_env.engine.episode import Episode
+from dataclean_env.engine.episode_ids import check_episode_id
 from dataclean_env.errors import InvalidAction, InvalidParameters, TooLarge
 from dataclean_env.schemas import Action
 from dataclean_env.table.limits import EngineLimits, TableBudget

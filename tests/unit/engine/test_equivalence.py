@@ -59,7 +59,7 @@ def task_for(registry: TaskRegistry, rng: random.Random) -> tuple[str, int | Non
 
 
 def actions(rng: random.Random, episode: Episode) -> list[dict[str, Any]]:
-    plan = opened(episode.task.solution or [])
+    plan = opened(episode.task.reference_plan or [])
     chosen = []
     columns = list(episode.snapshot.columns)
     for _ in range(STEPS):
@@ -143,7 +143,7 @@ def test_the_reward_object_is_the_one_model_construct_builds_from_its_values(
     registry: TaskRegistry,
 ) -> None:
     episode = Episode("reward", registry.make("expert_sales_pipeline", None))
-    for action in [None, *episode.task.solution]:
+    for action in [None, *episode.task.reference_plan]:
         if action is not None:
             episode.step(Action(**action))
         given = {k: v for k, v in episode.reward.model_dump().items() if v is not None}
@@ -156,7 +156,7 @@ def test_the_reward_object_is_the_one_model_construct_builds_from_its_values(
 def test_a_deferred_table_is_built_once_whoever_asks(registry: TaskRegistry) -> None:
     task = registry.make("hard_full_pipeline", None)
     episode = Episode("built", task)
-    for action in task.solution[:4]:  # dedup, fill, fix_dtype, outliers: all deferred
+    for action in task.reference_plan[:4]:  # dedup, fill, fix_dtype, outliers: all deferred
         episode.step(Action(**action))
     with ThreadPoolExecutor(4) as pool:
         tables = list(pool.map(lambda _: episode.table, range(8)))

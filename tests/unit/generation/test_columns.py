@@ -142,7 +142,7 @@ def test_every_step_of_a_family_solution_is_on_its_menu(family: str) -> None:
         made = module.generate(random.Random(f"{family}:{seed}"))
         steps = [
             inner
-            for step in made.solution
+            for step in made.reference_plan
             for inner in (
                 step["parameters"]["operations"] if step["operation"] == "program" else [step]
             )

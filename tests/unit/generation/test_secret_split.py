@@ -26,7 +26,7 @@ def test_same_secret_and_index_give_the_same_instance(family: str) -> None:
     first, again = secret_task(family, SECRET, 3), secret_task(family, SECRET, 3)
     pd.testing.assert_frame_equal(first.dirty, again.dirty)
     assert first.spec.description == again.spec.description
-    assert first.solution == again.solution
+    assert first.reference_plan == again.reference_plan
     assert (first.split, first.seed) == ("secret", None)
 
 

@@ -94,7 +94,7 @@ def test_random_agent_is_seeded_and_only_sends_well_formed_actions(registry, tas
 @pytest.mark.parametrize("task_id", TASKS)
 def test_the_oracle_replays_the_reference_plan_to_gold(registry, task_id) -> None:
     key = EpisodeKey(task_id, 4, "eval")
-    plan = registry.make(task_id, 4, "eval").solution
+    plan = registry.make(task_id, 4, "eval").reference_plan
     result = run_episode(LocalBackend(registry), OracleAgent(plan), key, out=io.StringIO())
     assert (result.score, result.invalid_actions, result.rows_lost) == (0.9999, 0, 0)
     assert result.steps == len(plan) + (plan[-1]["operation"] not in ("finish", "validate"))

@@ -89,7 +89,7 @@ def test_actions_the_engine_writes_hold_plain_strings(registry: Any) -> None:
     seen = []
     for spec in registry.specs():
         task = registry.make(spec.task_id, 0)
-        dtypes = _dtypes(list(task.solution or ()))
+        dtypes = _dtypes(list(task.reference_plan or ()))
         assert all(type(d) is str for d in dtypes), (spec.task_id, dtypes)
         seen += dtypes
     assert {"int", "float", "bool"} <= set(seen)

@@ -69,7 +69,7 @@ def every_cell(ep: Episode) -> list[dict]:
 def test_the_oracle_scores_at_least_099(task_id):
     for seed in SEEDS:
         ep = episode(task_id, seed)
-        assert play(ep, *ep.task.solution)["total"] >= 0.99, (task_id, seed)
+        assert play(ep, *ep.task.reference_plan)["total"] >= 0.99, (task_id, seed)
 
 
 @pytest.mark.parametrize("task_id", KINDS)
@@ -283,8 +283,8 @@ def test_detection_and_audit_on_a_custom_folder(tmp_path):
     assert ("1", "Full Name") in ep.task.grader.truth.errors
     for task_id in ("contacts_detection", "contacts_audit", "contacts_standardisation"):
         ep = episode(task_id, None, registry=registry)
-        if ep.task.solution:
-            assert play(ep, *ep.task.solution)["total"] >= 0.99, task_id
+        if ep.task.reference_plan:
+            assert play(ep, *ep.task.reference_plan)["total"] >= 0.99, task_id
 
 
 def _rayyan() -> Path | None:
@@ -311,7 +311,7 @@ def test_detection_f1_on_rayyan(tmp_path):
     assert heuristic["detection_precision"] == 0.4144  # 75 of 181 claimed cells are errors
     assert heuristic["detection_recall"] == 0.0791  # 75 of 948
     assert heuristic["detection_f1"] == 0.1329
-    oracle = OracleAgent(registry.make("rayyan_detection").solution)
+    oracle = OracleAgent(registry.make("rayyan_detection").reference_plan)
     assert run_episode(env, oracle, key, out=io.StringIO()).components["detection_f1"] == 0.9999
 
 
@@ -349,7 +349,7 @@ def test_rayyan_ships_its_detection_and_audit_tasks():
     assert "id is the protected key and the row id." in task.spec.description
     audit = episode("rayyan_audit", None)
     assert audit.spec.phases == ("audit", "identify", "fix", "validate")
-    assert play(audit, *audit.task.solution)["total"] == 0.9999
+    assert play(audit, *audit.task.reference_plan)["total"] == 0.9999
 
 
 def test_only_detection_and_audit_scores_wait_for_the_end():
@@ -359,7 +359,7 @@ def test_only_detection_and_audit_scores_wait_for_the_end():
     shown = {}
     for task_id in KINDS:
         ep = episode(task_id, 0)
-        result = ep.step(Action.model_validate(ep.task.solution[0]))
+        result = ep.step(Action.model_validate(ep.task.reference_plan[0]))
         assert not ep.done
         shown[task_id] = result.reward.total
     assert shown == {"error_detection": 0.0001, "standardisation": 0.9999, "audit_pipeline": 0.0001}

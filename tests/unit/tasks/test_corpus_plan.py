@@ -31,7 +31,7 @@ def hardest(task_id: str) -> Task:
 
 def replay(task: Task) -> Episode:
     episode = Episode("plan", task)
-    for action in task.solution:
+    for action in task.reference_plan:
         episode.step(Action(**action))
     return episode
 
@@ -40,7 +40,7 @@ def assert_repaired_within_budget(episode: Episode, task: Task) -> None:
     repair = episode.info()["repair"]
     assert repair["f1"] >= 0.999, (task.spec.task_id, repair)
     assert repair["precision"] >= 0.999 and repair["recall"] >= 0.999
-    assert 0 < len(task.solution) <= task.spec.max_steps
+    assert 0 < len(task.reference_plan) <= task.spec.max_steps
     assert not episode.done  # the budget left room after the repair (finish is still open)
 
 

@@ -23,7 +23,7 @@ def step(episode: Episode, operation: str, **parameters: Any) -> Any:
 
 
 def replay(episode: Episode) -> float:
-    for action in episode.task.solution:
+    for action in episode.task.reference_plan:
         if episode.done:
             break
         step(episode, action["operation"], **action["parameters"])
@@ -49,8 +49,8 @@ def test_the_oracle_plan_repairs_rayyan_within_its_budget(
 ) -> None:
     task = registry.make(task_id, 3)
     # a program of `map`s, then one `set_cells` of the cells no column rule repairs
-    assert [a["operation"] for a in task.solution] == ["program", "set_cells"]
-    assert len(task.solution) <= task.spec.max_steps == 30
+    assert [a["operation"] for a in task.reference_plan] == ["program", "set_cells"]
+    assert len(task.reference_plan) <= task.spec.max_steps == 30
     assert replay(Episode("o", task)) == 1.0
 
 

@@ -96,7 +96,7 @@ def test_a_nested_model_parameter_takes_plain_objects_named_in_its_description()
 def test_a_claim_task_plays_through_its_tools() -> None:
     env = tool_env_class(task_operations(["error_detection"]))()
     env.reset(task_id="error_detection", seed=0)
-    (report,) = default_registry().make("error_detection", 0, "train").solution
+    (report,) = default_registry().make("error_detection", 0, "train").reference_plan
     with pytest.raises(ValueError, match="refused, the table is unchanged"):
         env.report_errors(cells=[{"row_id": 2313, "colum": "email"}])  # not a claim's field
     assert env.report_errors(**report["parameters"]).startswith("Recorded 10 claimed cells.")

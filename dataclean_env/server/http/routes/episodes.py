@@ -50,8 +50,9 @@ from starlette.datastructures import Headers, QueryParams
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from dataclean_env.engine.doors import check_episode_id, parse_reset_options
 from dataclean_env.engine.episode import Episode, EpisodeLock
+from dataclean_env.engine.episode_ids import check_episode_id
+from dataclean_env.engine.parsing import parse_reset_options
 from dataclean_env.errors import EnvError, TaskMismatch
 from dataclean_env.operations import canonical_name, get_operation
 from dataclean_env.rate_limit import CALLER, client_key

@@ -50,41 +50,33 @@ def test_a_free_slot_is_taken_at_once() -> None:
     assert slots.held == 0
 
 
-def test_a_waiter_that_gives_up_leaves_its_place_and_the_slot_goes_on() -> None:
-    async def scenario() -> list[str]:
-        slots = FairSlots(capacity=1)
-        order: list[str] = []
-        release = asyncio.Event()
-        holder = asyncio.create_task(_hold(slots, "a", order, release))
-        await asyncio.sleep(0)
-        quitter = asyncio.create_task(_hold(slots, "b", order, asyncio.Event()))
-        waiter = asyncio.create_task(_hold(slots, "c", order, release))
-        await asyncio.sleep(0)
+async def _one_of_two_waiters_quits(after_its_grant: bool) -> list[str]:
+    """The holder "a" and the waiters "b", "c" of one slot; "b" gives up while it waits, or once the
+    slot is granted to it and before it runs. Who ran, in order."""
+    slots = FairSlots(capacity=1)
+    order: list[str] = []
+    release = asyncio.Event()
+    holder = asyncio.create_task(_hold(slots, "a", order, release))
+    await asyncio.sleep(0)
+    quitter = asyncio.create_task(_hold(slots, "b", order, asyncio.Event()))
+    waiter = asyncio.create_task(_hold(slots, "c", order, release))
+    await asyncio.sleep(0)
+    if after_its_grant:
+        release.set()
+        await asyncio.sleep(0)  # "a" ends: its slot goes to "b", which has not yet run
+        quitter.cancel()
+    else:
         quitter.cancel()  # a client that disconnected while it waited
         await asyncio.sleep(0)
         release.set()
-        await asyncio.gather(holder, waiter)
-        assert slots.held == 0 and slots.waiting() == {}
-        return order
+    await asyncio.gather(holder, waiter)
+    assert slots.held == 0 and slots.waiting() == {}
+    return order
 
-    assert asyncio.run(scenario()) == ["a", "c"]
+
+def test_a_waiter_that_gives_up_leaves_its_place_and_the_slot_goes_on() -> None:
+    assert asyncio.run(_one_of_two_waiters_quits(after_its_grant=False)) == ["a", "c"]
 
 
 def test_a_slot_granted_to_a_waiter_that_then_gives_up_is_passed_on() -> None:
-    async def scenario() -> list[str]:
-        slots = FairSlots(capacity=1)
-        order: list[str] = []
-        release = asyncio.Event()
-        holder = asyncio.create_task(_hold(slots, "a", order, release))
-        await asyncio.sleep(0)
-        granted = asyncio.create_task(_hold(slots, "b", order, asyncio.Event()))
-        waiter = asyncio.create_task(_hold(slots, "c", order, release))
-        await asyncio.sleep(0)
-        release.set()
-        await asyncio.sleep(0)  # "a" ends: its slot goes to "b", which has not yet run
-        granted.cancel()
-        await asyncio.gather(holder, waiter)
-        assert slots.held == 0
-        return order
-
-    assert asyncio.run(scenario()) == ["a", "c"]
+    assert asyncio.run(_one_of_two_waiters_quits(after_its_grant=True)) == ["a", "c"]
