@@ -58,8 +58,8 @@ PRESERVATION_FIELDS = [
     "row_integrity_score",
     "penalty",
 ]
-# The reward object of custom (real) tables: cell-repair precision, recall and F1.
-REPAIR_FIELDS = ["total", "precision", "recall", "f1", "penalty"]
+# The reward object of real tables: net repair (the total), cell-repair precision, recall, F1.
+REPAIR_FIELDS = ["total", "net_repair", "precision", "recall", "f1", "penalty"]
 # The reward objects of the tasks graded on claims, by TaskSpec.kind.
 CLAIM_REWARD_FIELDS = {
     "detection": [

@@ -98,12 +98,8 @@ class RepairCounts:
         return max(0.0, (self.repaired - wrong_changes) / self.errors) if self.errors else 0.0
 
     def scores(self) -> dict[str, float]:
-        return {
-            "precision": self.precision,
-            "recall": self.recall,
-            "f1": self.f1,
-            "net_repair": self.net_repair,
-        }
+        """The literature's figures (the protocol report's, so net repair is not one)."""
+        return {"precision": self.precision, "recall": self.recall, "f1": self.f1}
 
 
 @dataclass(frozen=True)
@@ -281,7 +277,11 @@ class CellRepairGrader(GraderAbilities):
 
     def components(self, snapshot: Snapshot) -> dict[str, float]:
         counts = self.counts(snapshot)
-        return {**counts.scores(), "changed": float(counts.changed)}
+        return {
+            **counts.scores(),
+            "net_repair": counts.net_repair,
+            "changed": float(counts.changed),
+        }
 
     def combine(
         self, scores: Mapping[str, float], history: Sequence[ActionRecord], max_steps: int
@@ -306,7 +306,6 @@ class CellRepairGrader(GraderAbilities):
             "precision": scores["precision"],
             "recall": scores["recall"],
             "f1": scores["f1"],
-            "net_repair": scores["net_repair"],
             "cells_changed": int(scores["changed"]),
         }
 

@@ -26,4 +26,4 @@ def test_a_wrong_repair_is_detected_but_not_corrected_and_a_broken_cell_is_neith
 def test_nothing_changed_flags_nothing() -> None:
     counts = grader().detection(Snapshot.of(DIRTY))
     assert counts == RepairCounts(errors=2, changed=0, repaired=0)
-    assert counts.scores() == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "net_repair": 0.0}
+    assert counts.scores() == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
