@@ -22,7 +22,7 @@ TASK_IDS = [
 ]
 # The generated families: one task id each, instances chosen by seed and split.
 GENERATED_IDS = ["fix_types", "normalize_dedupe", "full_pipeline", "crm", "orders", "inventory"]
-# Real tables shipped in datasets/ (custom family, graded by cell-repair F1).
+# Real tables shipped in datasets/ (custom family, graded by net repair).
 REAL_IDS = ["rayyan", "rayyan-labelled"]  # every real table also loads with 20 labels
 # The tasks graded on claims: generated kinds, then their showcase instances.
 CLAIM_TASK_IDS = [

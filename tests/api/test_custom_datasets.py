@@ -1,5 +1,5 @@
-"""Bring-your-own datasets: folders become tasks through EXTRA_DATASETS, graded by
-cell-repair precision, recall and F1 (grading/cell_repair.py; more in
+"""Bring-your-own datasets: folders become tasks through EXTRA_DATASETS, graded by net
+repair beside cell-repair precision, recall and F1 (grading/cell_repair.py; more in
 tests/api/test_real_tables.py); bad folders are reported and skipped, never fatal."""
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ The figures of the issue, recomputed on `rayyan` (datasets/rayyan, the Raha/Bara
 renaming headers used to lift a table; filling two columns with 0 and casting them to int
 scored 0.80 with nothing repaired; the heuristic scored 0.76 while changing 1,685 cells and
 getting none right; the grader counted errors that were not differing cells. Each is checked
-here against the cell-repair precision, recall and F1 (grading/cell_repair.py).
+here against the cell-repair precision, recall and F1, and the reward's total, net repair
+(grading/cell_repair.py).
 """
 
 from __future__ import annotations
