@@ -168,9 +168,9 @@ class Reward(BaseModel):
     """Every field is clamped to [0.0001, 0.9999] and rounded to 4 places.
 
     The fixed tasks report the five original components; generated tasks report repair,
-    preservation and row integrity instead, and custom (real) tables the cell-repair
-    precision, recall and F1 (the total). Components a task does not have are left out of
-    the JSON."""
+    preservation and row integrity instead, and real tables net repair (the total) beside
+    the cell-repair precision, recall and F1 of the literature. Components a task does not
+    have are left out of the JSON."""
 
     total: float
     duplicate_score: float | None = None
@@ -181,6 +181,7 @@ class Reward(BaseModel):
     repair_score: float | None = None
     preservation_score: float | None = None
     row_integrity_score: float | None = None
+    net_repair: float | None = None
     precision: float | None = None
     recall: float | None = None
     f1: float | None = None

@@ -79,8 +79,9 @@ def card(card: dict[str, Any]) -> list[str]:
         "",
         "### Rewards",
         "",
-        "Cell-repair precision, recall and F1 against the clean table's text (the reward "
-        f"total is the F1). `{task_id}-labelled` offers `label` for 20 rows.",
+        "Net repair against the clean table's text, max(0, (repaired - wrong changes) / "
+        "errors), is the reward total; cell-repair precision, recall and F1 are reported "
+        f"beside it. `{task_id}-labelled` offers `label` for 20 rows.",
         "",
         "### Episode End",
         "",

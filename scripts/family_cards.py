@@ -41,11 +41,11 @@ SUMMARY = {
     "hourly and daily weather, flights, countries), each dirtied by a seeded mix of error "
     "layers (tab-err's, and ours for the classes it lacks: case, column swaps, duplicates, "
     "conflicting reports of one entity) in train/eval/test and secret splits; graded by "
-    "cell-repair F1. The benchmark suite plays the tables as its real-table family "
-    "`corpus` (docs/benchmark.md). One card per table, with its licence and source: "
+    "net repair (cell-repair F1 reported). The benchmark suite plays the tables as its "
+    "real-table family `corpus` (docs/benchmark.md). One card per table, with its licence and source: "
     "docs/corpus.md.",
     "custom": "Any folder holding dirty.csv and clean.csv (the repository ships `rayyan`), "
-    "read as text and graded by cell-repair F1.",
+    "read as text and graded by net repair (cell-repair F1 reported).",
 }
 
 KIND_TERMINATION = {

@@ -593,6 +593,7 @@ const LABELS = {
   repair_score: "Repair",
   preservation_score: "Preservation",
   row_integrity_score: "Row integrity",
+  net_repair: "Net repair",
   penalty: "Penalty",
 };
 

@@ -22,7 +22,7 @@ TASK_IDS = [
 ]
 # The generated families: one task id each, instances chosen by seed and split.
 GENERATED_IDS = ["fix_types", "normalize_dedupe", "full_pipeline", "crm", "orders", "inventory"]
-# Real tables shipped in datasets/ (custom family, graded by cell-repair F1).
+# Real tables shipped in datasets/ (custom family, graded by net repair).
 REAL_IDS = ["rayyan", "rayyan-labelled"]  # every real table also loads with 20 labels
 # The tasks graded on claims: generated kinds, then their showcase instances.
 CLAIM_TASK_IDS = [
@@ -58,8 +58,8 @@ PRESERVATION_FIELDS = [
     "row_integrity_score",
     "penalty",
 ]
-# The reward object of custom (real) tables: cell-repair precision, recall and F1.
-REPAIR_FIELDS = ["total", "precision", "recall", "f1", "penalty"]
+# The reward object of real tables: net repair (the total), cell-repair precision, recall, F1.
+REPAIR_FIELDS = ["total", "net_repair", "precision", "recall", "f1", "penalty"]
 # The reward objects of the tasks graded on claims, by TaskSpec.kind.
 CLAIM_REWARD_FIELDS = {
     "detection": [

@@ -23,7 +23,9 @@ SERVER_VERSION = __version__
 # grader-2: a lost gold row costs every cell it held (audit), and the generated families'
 # repair is net of the cells broken (every wrong cell costs what a fix earns).
 # grader-3: detection is scaled by how far precision beats chance, and the audit's
-# categories are scored by informedness, so claiming everything earns nothing.
+# categories are scored by informedness, so claiming everything earns nothing; real
+# tables' total is net repair ((repaired - wrong changes) / errors) instead of F1, so no
+# damaging step pays there either.
 GRADER_VERSION = "grader-3"
 # Every generator a suite plays, cleaning, claims and the corpus (a test holds it to suites.json).
 SUITE_GENERATORS: dict[str, str] = {

@@ -1,4 +1,5 @@
-"""The grader of real tables (bring-your-own folders): cell-repair precision, recall, F1.
+"""The grader of real tables (bring-your-own folders): net repair, and the literature's
+cell-repair precision, recall and F1.
 
 The error-repair literature (Raha, Baran) scores a repaired table cell by cell against its
 clean version, comparing values as the text the clean file holds:
@@ -11,9 +12,14 @@ clean version, comparing values as the text the clean file holds:
   the convention of the Raha/Baran evaluation code), F1 their harmonic mean,
   which is 2 * repaired / (changed + errors).
 
-The reward is F1. Written as 2R / (C + E), every right fix raises it, while every other
-change (a junk fill, a broken cell, a value replaced by another wrong one) adds to C alone
-and lowers it; doing nothing scores 0.
+The reward's total is **net repair**, max(0, (repaired - wrong changes) / errors), a wrong
+change being every changed cell not repaired (C - R): a wrong change costs what a right fix
+earns, as in the generated families' grader. Doing nothing scores 0, the clean table 1, and
+a step whose wrong changes outnumber its repairs lowers the score. F1 does not serve as
+the total: written as 2R / (C + E) it pays any step that repairs some cells however many
+more it breaks (fixing 10 and breaking 11 raises it while it is below 0.95; dropping every
+row of a table with added rows repairs their cells). Precision, recall and F1 stay in the
+breakdown unchanged, the figures the literature reports.
 
 Columns: the agent's column at the dirty column's position (no operation adds, drops or
 moves columns), so renaming is cosmetic and earns nothing; the dirty column is matched to
@@ -24,7 +30,7 @@ column has that type and its value equals the clean text read as that type).
 Rows: by the task's key column (or by position, through an added `row_id`). A dirty row
 the clean table does not have (or a second copy of a key) is an error in each of its
 cells; removing it repairs them, and a row the table gains is a change in each of its
-cells. Nothing here reaches an agent but the three figures.
+cells. Nothing here reaches an agent but the four figures.
 """
 
 from __future__ import annotations
@@ -60,7 +66,7 @@ from dataclean_env.table.values import (
     cells_equal,
 )
 
-WEIGHTS = {"f1": 1.0}
+WEIGHTS = {"net_repair": 1.0}
 # The grader's cache holds the value lists it graded (so their ids stay unique): at most
 # this many cells' worth of them, about 8 bytes each, whatever the table's size.
 _CACHE_CELLS = 2_000_000
@@ -85,7 +91,14 @@ class RepairCounts:
         denominator = self.changed + self.errors
         return 2 * self.repaired / denominator if denominator else 0.0
 
+    @property
+    def net_repair(self) -> float:
+        """(repaired - wrong changes) / errors, at least 0 (0 when there are no errors)."""
+        wrong_changes = self.changed - self.repaired
+        return max(0.0, (self.repaired - wrong_changes) / self.errors) if self.errors else 0.0
+
     def scores(self) -> dict[str, float]:
+        """The literature's figures (the protocol report's, so net repair is not one)."""
         return {"precision": self.precision, "recall": self.recall, "f1": self.f1}
 
 
@@ -264,13 +277,18 @@ class CellRepairGrader(GraderAbilities):
 
     def components(self, snapshot: Snapshot) -> dict[str, float]:
         counts = self.counts(snapshot)
-        return {**counts.scores(), "changed": float(counts.changed)}
+        return {
+            **counts.scores(),
+            "net_repair": counts.net_repair,
+            "changed": float(counts.changed),
+        }
 
     def combine(
         self, scores: Mapping[str, float], history: Sequence[ActionRecord], max_steps: int
     ) -> dict[str, float]:
         return {
-            "total": clamp(scores["f1"]),
+            "total": clamp(scores["net_repair"]),
+            "net_repair": clamp(scores["net_repair"]),
             "precision": clamp(scores["precision"]),
             "recall": clamp(scores["recall"]),
             "f1": clamp(scores["f1"]),

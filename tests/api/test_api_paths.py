@@ -129,9 +129,9 @@ def test_tasks_scoring_weights(client: TestClient) -> None:
         "crm": preservation,
         "orders": preservation,
         "inventory": preservation,
-        "rayyan": {"f1": 1.0},
-        "rayyan-labelled": {"f1": 1.0},
-        **{task_id: {"f1": 1.0} for task_id in CORPUS_IDS},
+        "rayyan": {"net_repair": 1.0},
+        "rayyan-labelled": {"net_repair": 1.0},
+        **{task_id: {"net_repair": 1.0} for task_id in CORPUS_IDS},
         "easy_dedup_rename": {"duplicate_score": 0.5, "schema_score": 0.5},
         "medium_missing_dtype": {"missing_score": 0.5, "dtype_score": 0.5},
         "hard_full_pipeline": {

@@ -1,5 +1,5 @@
-"""Bring-your-own datasets: folders become tasks through EXTRA_DATASETS, graded by
-cell-repair precision, recall and F1 (grading/cell_repair.py; more in
+"""Bring-your-own datasets: folders become tasks through EXTRA_DATASETS, graded by net
+repair beside cell-repair precision, recall and F1 (grading/cell_repair.py; more in
 tests/api/test_real_tables.py); bad folders are reported and skipped, never fatal."""
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def test_the_example_folder_is_a_task_that_the_documented_fixes_solve() -> None:
     # Doing nothing repairs nothing: every field at the floor.
     assert episode.reward.model_dump() == {
         "total": 0.0001,
+        "net_repair": 0.0001,
         "precision": 0.0001,
         "recall": 0.0001,
         "f1": 0.0001,
@@ -110,10 +111,12 @@ def test_grader_exact_values_on_a_hand_made_table() -> None:
     damaged.loc[3, "name"] = "XX"
     counts = grader.counts(Snapshot.of(damaged))
     assert (counts.errors, counts.changed, counts.repaired) == (5, 3, 0)
+    assert counts.net_repair == 0.0  # 3 wrong changes, no repair: the floor
     # Fix the name of 1 and drop the extra copy of 3: 3 repairs of 3 changes, of 5 errors.
     fixed = dirty.drop(index=[3]).reset_index(drop=True)
     fixed.loc[0, "name"] = "Ana"
     assert scores(fixed) == {"precision": 1.0, "recall": 3 / 5, "f1": 2 * 3 / (3 + 5)}
+    assert grader.counts(Snapshot.of(fixed)).net_repair == 3 / 5
     shuffled = gold.iloc[[3, 1, 0, 2]].reset_index(drop=True)
     assert scores(shuffled) == scores(gold)
     renamed = gold.rename(columns={"name": "NAME", "n": "count"})
@@ -204,10 +207,11 @@ def test_bad_folders_are_reported_and_skipped_and_the_server_still_serves(tmp_pa
         }
         listed = {t["task_id"]: t for t in client.get("/tasks").json()["tasks"]}
         assert listed["good"]["family"] == "custom"
-        assert listed["good"]["scoring"] == {"f1": 1.0}
+        assert listed["good"]["scoring"] == {"net_repair": 1.0}
         body = client.post("/reset/good", json={"episode_id": "g"}).json()
         assert body["reward"] == {
             "total": 0.0001,
+            "net_repair": 0.0001,
             "precision": 0.0001,
             "recall": 0.0001,
             "f1": 0.0001,

@@ -4,7 +4,8 @@ The figures of the issue, recomputed on `rayyan` (datasets/rayyan, the Raha/Bara
 renaming headers used to lift a table; filling two columns with 0 and casting them to int
 scored 0.80 with nothing repaired; the heuristic scored 0.76 while changing 1,685 cells and
 getting none right; the grader counted errors that were not differing cells. Each is checked
-here against the cell-repair precision, recall and F1 (grading/cell_repair.py).
+here against the cell-repair precision, recall and F1, and the reward's total, net repair
+(grading/cell_repair.py).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def test_rayyan_is_a_task_whose_errors_are_the_differing_cells(episode: Episode)
     assert episode.task.grader.dirty_errors == 948
     assert episode.reward.model_dump() == {
         "total": 0.0001,
+        "net_repair": 0.0001,
         "precision": 0.0001,
         "recall": 0.0001,
         "f1": 0.0001,
@@ -111,7 +113,9 @@ def test_the_clean_files_own_code_is_a_repair_with_exact_figures(episode: Episod
         "f1": 2 * repaired / (changed + errors),
         "cells_changed": changed,
     }
-    assert result.reward.total == round(2 * repaired / (changed + errors), 4)
+    # The total is net repair: 70 right fixes less 5 wrong changes, over the 948 errors.
+    assert result.reward.total == round((repaired - (changed - repaired)) / errors, 4) == 0.0686
+    assert result.reward.f1 == round(2 * repaired / (changed + errors), 4)
     # Casting the repaired columns to int changes no text: the figures stay.
     again = step(episode, "fix_dtype", dtype="int", column="article_jissue")
     assert again.info["repair"] == result.info["repair"]
@@ -154,14 +158,20 @@ def test_half_the_fixes_give_half_the_recall_and_a_leftover_typo_costs_one_cell(
 
 
 def test_damage_costs_after_a_repair(episode: Episode) -> None:
-    step(episode, "fill_missing", strategy="constant", column="article_jissue", value="-1")
-    repaired = episode.reward.total
-    result = step(episode, "replace", column="article_language", old_value="eng", new_value="en")
-    assert result.info["repair"]["cells_changed"] == 53 + 464
-    assert result.reward.total < repaired
-    ids = [int(DIRTY_ROWS[i]["id"]) for i in range(5)]  # right rows, dropped
+    """Each wrong change costs what a right fix earns: 5 rows dropped lose their 10 graded
+    cells each (two of them fills just repaired), and a blanket replace breaking more than
+    it fixes ends at the floor."""
+    for column in ("article_jvolumn", "article_jissue"):
+        step(episode, "fill_missing", strategy="constant", column=column, value="-1")
+    assert episode.reward.total == round(65 / 948, 4)
+    ids = [int(DIRTY_ROWS[i]["id"]) for i in range(5)]
     dropped = step(episode, "drop_rows", row_ids=ids)
-    assert dropped.reward.total < result.reward.total
+    assert dropped.info["repair"]["cells_changed"] == 75 + 48
+    assert dropped.reward.total == round((68 - 55) / 948, 4) == 0.0137
+    result = step(episode, "replace", column="article_language", old_value="eng", new_value="en")
+    assert result.info["repair"]["cells_changed"] == 123 + 461  # 3 "eng" cells were dropped
+    assert (result.reward.total, result.reward.net_repair) == (0.0001, 0.0001)
+    assert result.reward.f1 == round(2 * 68 / (584 + 948), 4)
 
 
 def test_the_heuristic_does_better_than_nothing_on_rayyan(registry: TaskRegistry) -> None:
@@ -177,7 +187,8 @@ def test_the_heuristic_does_better_than_nothing_on_rayyan(registry: TaskRegistry
         "f1": 0.11943127962085308,
         "cells_changed": 107,
     }
-    assert result.score == 0.1194  # the reward total, rounded to 4 places
+    # The reward total is net repair, (63 right - 44 wrong) / 948, rounded to 4 places.
+    assert result.score == round(19 / 948, 4) == 0.02
     operations = {h.operation for h in env.episode.history}
     assert operations == {"query", "sql", "finish"}
 

@@ -18,7 +18,9 @@ REPAIR = {
     "parameters": {"sql": "UPDATE t SET article_jvolumn = '-1' WHERE article_jvolumn IS NULL"},
 }
 FIGURES = {"precision": 20 / 22, "recall": 20 / 948, "f1": 0.041237113402061855}
-FIGURE_NAMES = {"precision", "recall", "f1", "repair", "score", "cells_changed"}
+# The reward's total is net repair: (20 right - 2 wrong) / 948.
+NET_REPAIR = 18 / 948
+FIGURE_NAMES = {"precision", "recall", "f1", "net_repair", "repair", "score", "cells_changed"}
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +58,7 @@ def test_rest_shows_no_repair_figure_before_the_end(server: LiveServer) -> None:
     assert (repair["precision"], repair["recall"], repair["f1"]) == tuple(FIGURES.values())
     assert repair["cells_changed"] == 22
     assert end["reward"]["f1"] == round(FIGURES["f1"], 4)
+    assert end["reward"]["total"] == end["reward"]["net_repair"] == round(NET_REPAIR, 4)
 
 
 def test_ws_shows_no_repair_figure_before_the_end(server: LiveServer) -> None:
@@ -70,4 +73,4 @@ def test_ws_shows_no_repair_figure_before_the_end(server: LiveServer) -> None:
     assert end.done is True and not blind(end.observation.model_dump())
     repair = end.observation.info["repair"]
     assert (repair["precision"], repair["recall"], repair["f1"]) == tuple(FIGURES.values())
-    assert end.reward == FIGURES["f1"]
+    assert end.reward == NET_REPAIR

@@ -1,6 +1,6 @@
 """The corpus family (tasks/corpus.py, corpus/): real tables whose dirty versions are a
 seeded mix of tab-err error layers, each table carded with its licence and source, served
-in train / eval / test and secret splits and graded by cell-repair F1."""
+in train / eval / test and secret splits and graded by net repair (cell-repair F1 reported)."""
 
 from __future__ import annotations
 
