@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dataclean_env.agents.entity_reports import merge_statements
 from dataclean_env.agents.profiling import NULL_SPELLINGS
 from dataclean_env.agents.repair_rules import as_text, literal, quoted
 
@@ -167,6 +168,8 @@ class UnlabelledRepairer:
                 )
             if 1 < distinct <= LOW_CARDINALITY:
                 self.reads.append(("values", column))
+        if self.key is not None:
+            self.statements += merge_statements(self.key, self.columns, self.profile, self.rows)
         for column in self.columns:
             filled, distinct = self.profile[column]["filled"], self.profile[column]["distinct"]
             if 1 < distinct <= filled // 2:  # a determinant repeats its values
