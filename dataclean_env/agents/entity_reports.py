@@ -48,23 +48,38 @@ def _members(key: str, columns: list[str], ids: list[str]) -> str:
     listed = ", ".join(quoted(c) for c in columns)
     return (
         f"WITH r AS (SELECT TRY_CAST({k} AS BIGINT) AS k, {listed} FROM t), "
-        f"later AS (SELECT DISTINCT b.k FROM r a JOIN r b ON b.k - a.k BETWEEN 1 AND {WINDOW} "
+        f"later AS MATERIALIZED (SELECT DISTINCT b.k FROM r a, range(1, {WINDOW + 1}) w(d) "
+        f"JOIN r b ON b.k = a.k + w.d "
         f"WHERE {same} >= {len(columns) - MAX_DISAGREEING} AND ({keyed})), "
         f"firsts AS (SELECT k FROM r WHERE k IS NOT NULL AND k NOT IN (SELECT k FROM later)), "
-        f"tagged AS (SELECT (SELECT max(f.k) FROM firsts f WHERE f.k < l.k) AS root, l.k "
-        f"FROM later l), "
-        f"members AS (SELECT g.root, r.* FROM (SELECT root, k FROM tagged UNION ALL "
+        f"tagged AS (SELECT f.k AS root, l.k FROM later l ASOF JOIN firsts f ON l.k >= f.k), "
+        f"members AS MATERIALIZED (SELECT g.root, r.* FROM (SELECT root, k FROM tagged UNION ALL "
         f"SELECT DISTINCT root, root FROM tagged) g JOIN r ON r.k = g.k)"
     )
+
+
+def _linkable(columns: list[str], profile: dict[str, dict[str, int]], rows: int) -> list[str] | None:
+    """The identifying columns two reports must share one of (none needed in a wide table),
+    or None when the table is too narrow or has none."""
+    ids = [] if len(columns) >= WIDE else identifying(profile, rows)
+    return ids if len(columns) >= MIN_COLUMNS and (ids or len(columns) >= WIDE) else None
+
+
+def count_query(
+    key: str, columns: list[str], profile: dict[str, dict[str, int]], rows: int
+) -> str | None:
+    """The `query` that counts the later reports (`n`), or None when none can be found."""
+    ids = _linkable(columns, profile, rows)
+    return None if ids is None else f"{_members(key, columns, ids)} SELECT count(*) AS n FROM later"
 
 
 def merge_statements(
     key: str, columns: list[str], profile: dict[str, dict[str, int]], rows: int
 ) -> list[str]:
     """The UPDATE that gives each entity's first report its majority facts, and the DELETE
-    of its later reports; none when the table is too narrow or has no identifying column."""
-    ids = [] if len(columns) >= WIDE else identifying(profile, rows)
-    if len(columns) < MIN_COLUMNS or not (ids or len(columns) >= WIDE):
+    of its later reports (none when `count_query` is None)."""
+    ids = _linkable(columns, profile, rows)
+    if ids is None:
         return []
     members = _members(key, columns, ids)
     votes = []

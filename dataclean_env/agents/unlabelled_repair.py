@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dataclean_env.agents.column_formats import unit_statement, variant_statement
-from dataclean_env.agents.entity_reports import merge_statements
+from dataclean_env.agents.column_formats import unit_statement, variant_statements
+from dataclean_env.agents.entity_reports import count_query, merge_statements
 from dataclean_env.agents.profiling import NULL_SPELLINGS
 from dataclean_env.agents.repair_rules import as_text, literal, quoted
 
@@ -160,6 +160,8 @@ class UnlabelledRepairer:
         what, detail = asked
         if what == "profile":
             self._plan(dict(zip(result["columns"], result["rows"][0], strict=True)))
+        elif what == "reports" and self.key is not None and result["rows"][0][0]:
+            self.statements += merge_statements(self.key, self.columns, self.profile, self.rows)
         elif what == "values" and not result["truncated"]:
             counts = [(str(v), n) for v, n in result["rows"]]
             for old, new in sorted(typo_map(counts).items()):
@@ -195,12 +197,12 @@ class UnlabelledRepairer:
                 )
             if 1 < distinct <= LOW_CARDINALITY:
                 self.reads.append(("values", column))
-        if self.key is not None:
-            self.statements += merge_statements(self.key, self.columns, self.profile, self.rows)
+        if self.key is not None and count_query(self.key, self.columns, self.profile, self.rows):
+            self.reads.insert(0, ("reports", None))
         for column in self.columns:
             self.statements.append(unit_statement(column))
             if 1 < self.profile[column]["distinct"] < self.profile[column]["filled"]:
-                self.statements.append(variant_statement(column))
+                self.statements += variant_statements(column)
         for column in self.columns:
             filled, distinct = self.profile[column]["filled"], self.profile[column]["distinct"]
             if 1 < distinct <= filled // 2:  # a determinant repeats its values
@@ -208,6 +210,8 @@ class UnlabelledRepairer:
 
     def _read_sql(self, asked: tuple[str, Any]) -> str:
         what, detail = asked
+        if what == "reports" and self.key is not None:
+            return count_query(self.key, self.columns, self.profile, self.rows) or ""
         if what == "values":
             text = as_text(detail)
             return (
