@@ -44,7 +44,9 @@ def variant_statements(column: str) -> list[str]:
 
 def _variant_statement(column: str, _normal: Callable[[str], str], ratio: int) -> str:
     text = as_text(column)
-    counts = f"SELECT {text} AS v, count(*) AS n FROM t WHERE {quoted(column)} IS NOT NULL GROUP BY v"
+    counts = (
+        f"SELECT {text} AS v, count(*) AS n FROM t WHERE {quoted(column)} IS NOT NULL GROUP BY v"
+    )
     classes = (
         f"SELECT {_normal('v')} AS norm, arg_max(v, n) AS top, max(n) AS most FROM ({counts}) "
         f"GROUP BY norm HAVING count(*) > 1"

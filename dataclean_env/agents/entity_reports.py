@@ -58,7 +58,9 @@ def _members(key: str, columns: list[str], ids: list[str]) -> str:
     )
 
 
-def _linkable(columns: list[str], profile: dict[str, dict[str, int]], rows: int) -> list[str] | None:
+def _linkable(
+    columns: list[str], profile: dict[str, dict[str, int]], rows: int
+) -> list[str] | None:
     """The identifying columns two reports must share one of (none needed in a wide table),
     or None when the table is too narrow or has none."""
     ids = [] if len(columns) >= WIDE else identifying(profile, rows)
