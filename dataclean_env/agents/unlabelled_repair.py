@@ -17,7 +17,9 @@ acts only where its evidence is strong, and leaves the rest alone. It reads with
    * a rare value one edit from a value at least `TYPO_RATIO` times as frequent takes it;
    * a dependency `A -> B` that at least `FD_SUPPORT` of the cells keep (each holds its A
      group's most common B): in a violating group whose top value of B has `FD_MAJORITY` of
-     its cells and two more than the rest, the rest take the top value.
+     its cells and two more than the rest, the rest take the top value; in a column empty
+     in at most `MAX_FILL_SHARE` of its rows (an implicit missing value, not its
+     convention), an empty cell takes its group's value on the same terms.
 
 What it cannot see: a corruption applied to most of a column (the swapped date parts of
 Rayyan: every dirty cell is itself a valid date), and a right value that has no twin in the
@@ -46,6 +48,7 @@ TYPO_MIN_COUNT = 5  # the frequent value's cells
 TYPO_MIN_LENGTH = 4
 FD_SUPPORT = 0.95
 FD_MAJORITY = 0.75
+MAX_FILL_SHARE = 0.2  # a column emptier than this may write missing as empty on purpose
 STEP_RESERVE = 3  # steps kept beyond the planned repairs: later repairs and `finish`
 
 
@@ -80,6 +83,22 @@ def typo_map(counts: list[tuple[str, int]]) -> dict[str, str]:
         if len(near) == 1:
             mapping[value] = near[0]
     return mapping
+
+
+def fill_statement(determinant: str, column: str) -> str:
+    """Empty cells of `column` take their `determinant` group's value, where the group's
+    filled cells agree as a dependency's repair requires."""
+    a, b = quoted(determinant), quoted(column)
+    groups = (
+        f"SELECT a, arg_max(b, n) AS top, max(n) AS m, sum(n) AS s FROM "
+        f"(SELECT {as_text(determinant)} AS a, {b} AS b, count(*) AS n FROM t "
+        f"WHERE {a} IS NOT NULL AND {b} IS NOT NULL GROUP BY a, b) GROUP BY a"
+    )
+    return (
+        f"UPDATE t SET {b} = g.top FROM ({groups}) AS g "
+        f"WHERE CAST(t.{a} AS VARCHAR) = g.a AND t.{b} IS NULL "
+        f"AND g.m >= {FD_MAJORITY} * g.s AND g.m - (g.s - g.m) >= 2"
+    )
 
 
 def _null_list() -> str:
@@ -173,8 +192,12 @@ class UnlabelledRepairer:
             stray = dict(zip(result["columns"], result["rows"][0], strict=True))
             for i, column in enumerate(self.columns):
                 off, cells, spread = stray.get(f"x{i}"), stray.get(f"t{i}"), stray.get(f"g{i}")
-                if off and cells and spread and off <= (1 - FD_SUPPORT) * min(cells, spread):
-                    self.reads.append(("violations", (detail, column)))
+                if cells and spread and (off or 0) <= (1 - FD_SUPPORT) * min(cells, spread):
+                    if off:
+                        self.reads.append(("violations", (detail, column)))
+                    missing = self.rows - self.profile[column]["filled"]
+                    if 0 < missing <= MAX_FILL_SHARE * self.rows:
+                        self.statements.append(fill_statement(detail, column))
         elif what == "violations" and not result["truncated"]:
             determinant, column = detail
             self._repair_violations(determinant, column, result["rows"])

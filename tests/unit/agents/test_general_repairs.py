@@ -12,6 +12,7 @@ import pandas as pd
 from dataclean_env.agents.column_formats import unit_statement, variant_statements
 from dataclean_env.agents.entity_reports import count_query, merge_statements
 from dataclean_env.agents.repair_rules import Replace, update_statement
+from dataclean_env.agents.unlabelled_repair import fill_statement
 
 
 def run(table: pd.DataFrame, statements: list[str]) -> list[tuple[Any, ...]]:
@@ -108,3 +109,15 @@ def test_a_replacement_seen_once_rewrites_only_a_rare_value() -> None:
     rare = [Replace("MA", "IL", rare=True), Replace("XX", "IL", rare=True)]
     repaired = [v for (v,) in run(table, [update_statement("state", rare)])]
     assert repaired == ["IL"] * 7 + ["XX"] * 4
+
+
+def test_an_empty_cell_takes_its_dependency_group_value() -> None:
+    table = pd.DataFrame(
+        {
+            "model": ["A320"] * 4 + ["B737"] * 3 + ["C100"] * 2,
+            "seats": [180, 180, 180, None, 160, 150, None, 90, None],
+        }
+    )
+    repaired = [v for (_, v) in run(table, [fill_statement("model", "seats")])]
+    # A320's three agree: filled; B737's two disagree, C100 has one: left empty
+    assert repaired == [180, 180, 180, 180, 160, 150, None, 90, None]
