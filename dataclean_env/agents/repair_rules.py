@@ -26,6 +26,8 @@ MAX_GROUP_DIGITS = 9  # a digit group this long still fits a BIGINT cast in SQL
 MAX_GROUPS = 4
 _GROUP = re.compile(r"\d+")
 FORMATS = ("int", "pad2")
+SUPPORT = 2  # labelled cells a rule must fix (one may be a coincidence)
+RARE = 3  # cells of a value a replacement seen once may still rewrite
 
 
 class Rule(Protocol):
@@ -61,15 +63,22 @@ class Fill:
 
 @dataclass(frozen=True)
 class Replace:
+    """`old` becomes `new`; a `rare` replacement (one label showed it) only where `old`
+    fills at most `RARE` cells of the column, so a wrong one costs little."""
+
     old: str
     new: str
+    rare: bool = False
 
     def apply(self, value: str) -> str | None:
         return self.new if value == self.old else None
 
     def sql_case(self, column: str) -> str:
         target = "NULL" if self.new == EMPTY else literal(self.new)
-        return f"WHEN {as_text(column)} = {literal(self.old)} THEN {target}"
+        match = f"{as_text(column)} = {literal(self.old)}"
+        if self.rare:
+            match += f" AND (SELECT count(*) FROM t WHERE {match}) <= {RARE}"
+        return f"WHEN {match} THEN {target}"
 
 
 @dataclass(frozen=True)
@@ -159,8 +168,9 @@ def score(rule: Rule, pairs: list[tuple[str, str]]) -> Scored:
 def learn_column(pairs: list[tuple[str, str]]) -> list[Rule]:
     """The rules kept for one column from its labelled (dirty, clean) cells: per kind of
     rule (fill, each replaced value, each digit-group shape) the candidate with the best
-    fixed minus broken, kept when it fixes more than it breaks; a replacement a general rule
-    already makes is left out."""
+    fixed minus broken, kept when it fixes more than it breaks and at least `SUPPORT` cells
+    (a replacement fixing one is kept as `rare`); a replacement a general rule already
+    makes is left out."""
     proposed: dict[str, Rule] = {}
     for dirty, clean in pairs:
         if dirty != clean:
@@ -175,6 +185,11 @@ def learn_column(pairs: list[tuple[str, str]]) -> list[Rule]:
             held is None or scored.fixed - scored.broken > held.fixed - held.broken
         ):
             best[slot] = scored
+    best = {
+        slot: held if held.fixed >= SUPPORT else Scored(_rare(held.rule), held.fixed, held.broken)
+        for slot, held in best.items()
+        if held.fixed >= SUPPORT or isinstance(held.rule, Replace)
+    }
     general = [held.rule for slot, held in best.items() if slot[0] != "replace"]
     kept = [
         held.rule
@@ -184,6 +199,10 @@ def learn_column(pairs: list[tuple[str, str]]) -> list[Rule]:
     ]
     # exact replacements first: a mapped value is not rewritten again by a pattern
     return sorted(kept, key=lambda rule: (not isinstance(rule, Replace), repr(rule)))
+
+
+def _rare(rule: Rule) -> Rule:
+    return Replace(rule.old, rule.new, rare=True) if isinstance(rule, Replace) else rule
 
 
 def _slot(rule: Rule) -> tuple[str, Any]:

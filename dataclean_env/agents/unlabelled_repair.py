@@ -17,7 +17,9 @@ acts only where its evidence is strong, and leaves the rest alone. It reads with
    * a rare value one edit from a value at least `TYPO_RATIO` times as frequent takes it;
    * a dependency `A -> B` that at least `FD_SUPPORT` of the cells keep (each holds its A
      group's most common B): in a violating group whose top value of B has `FD_MAJORITY` of
-     its cells and two more than the rest, the rest take the top value.
+     its cells and two more than the rest, the rest take the top value; in a column empty
+     in at most `MAX_FILL_SHARE` of its rows (an implicit missing value, not its
+     convention), an empty cell takes its group's value on the same terms.
 
 What it cannot see: a corruption applied to most of a column (the swapped date parts of
 Rayyan: every dirty cell is itself a valid date), and a right value that has no twin in the
@@ -28,11 +30,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from dataclean_env.agents.column_formats import unit_statement, variant_statements
+from dataclean_env.agents.entity_reports import count_query, merge_statements
 from dataclean_env.agents.profiling import NULL_SPELLINGS
 from dataclean_env.agents.repair_rules import as_text, literal, quoted
 
 FINISH: dict[str, Any] = {"operation": "finish", "parameters": {}}
-MAX_STATEMENTS = 20  # the `sql` operation's limit per step
+MAX_STATEMENTS = 20  # the `sql` operation's limits per step
+MAX_SQL_CHARS = 20_000
 MAX_RESULT_ROWS = 50  # rows one `query` returns
 NON_ASCII = r"[^\x00-\x7F]"
 MANGLED = r"[\x{FFFD}\p{Mn}]"  # the replacement character, or a combining mark
@@ -43,7 +48,8 @@ TYPO_MIN_COUNT = 5  # the frequent value's cells
 TYPO_MIN_LENGTH = 4
 FD_SUPPORT = 0.95
 FD_MAJORITY = 0.75
-STEP_RESERVE = 4  # steps kept for the repairs and `finish`
+MAX_FILL_SHARE = 0.2  # a column emptier than this may write missing as empty on purpose
+STEP_RESERVE = 3  # steps kept beyond the planned repairs: later repairs and `finish`
 
 
 def _query(sql: str) -> dict[str, Any]:
@@ -79,6 +85,37 @@ def typo_map(counts: list[tuple[str, int]]) -> dict[str, str]:
     return mapping
 
 
+def fill_statement(determinant: str, column: str) -> str:
+    """Empty cells of `column` take their `determinant` group's value, where the group's
+    filled cells agree as a dependency's repair requires."""
+    a, b = quoted(determinant), quoted(column)
+    groups = (
+        f"SELECT a, arg_max(b, n) AS top, max(n) AS m, sum(n) AS s FROM "
+        f"(SELECT {as_text(determinant)} AS a, {b} AS b, count(*) AS n FROM t "
+        f"WHERE {a} IS NOT NULL AND {b} IS NOT NULL GROUP BY a, b) GROUP BY a"
+    )
+    return (
+        f"UPDATE t SET {b} = g.top FROM ({groups}) AS g "
+        f"WHERE CAST(t.{a} AS VARCHAR) = g.a AND t.{b} IS NULL "
+        f"AND g.m >= {FD_MAJORITY} * g.s AND g.m - (g.s - g.m) >= 2"
+    )
+
+
+def _null_list() -> str:
+    return ", ".join(literal(s) for s in sorted(NULL_SPELLINGS))
+
+
+def _fitting(statements: list[str]) -> int:
+    """How many of the first `statements` fit one `sql` step (the first always goes)."""
+    taken, size = 1, len(statements[0])
+    while taken < min(len(statements), MAX_STATEMENTS):
+        size += len(statements[taken]) + 2  # the separator
+        if size > MAX_SQL_CHARS:
+            break
+        taken += 1
+    return taken
+
+
 class UnlabelledRepairer:
     """One episode's plan on a real table with `query` and `sql` (see the module doc)."""
 
@@ -103,18 +140,29 @@ class UnlabelledRepairer:
         if self.asked is not None and result is not None:
             self._read(self.asked, result)
         self.asked = None
-        if self.reads and observation["steps_remaining"] > STEP_RESERVE:
+        if self.reads and observation["steps_remaining"] > STEP_RESERVE + self._sql_steps():
             self.asked = self.reads.pop(0)
             return _query(self._read_sql(self.asked))
         self.reads = []
         if self.statements and observation["steps_remaining"] > 1:
-            batch = self.statements[:MAX_STATEMENTS]
-            self.statements = self.statements[MAX_STATEMENTS:]
-            return {"operation": "sql", "parameters": {"sql": ";\n".join(batch)}}
+            return {"operation": "sql", "parameters": {"sql": ";\n".join(self._batch())}}
         return FINISH
 
+    def _batch(self) -> list[str]:
+        """The next statements that fit one `sql` step (the first always goes)."""
+        taken = _fitting(self.statements)
+        batch, self.statements = self.statements[:taken], self.statements[taken:]
+        return batch
+
+    def _sql_steps(self) -> int:
+        """The `sql` steps the repairs planned so far take: reads stop short of them."""
+        steps, rest = 0, self.statements
+        while rest:
+            steps, rest = steps + 1, rest[_fitting(rest) :]
+        return steps
+
     def _profile_sql(self) -> str:
-        nulls = ", ".join(literal(s) for s in sorted(NULL_SPELLINGS))
+        nulls = _null_list()
         parts = []
         for i, column in enumerate(self.columns):
             text = as_text(column)
@@ -131,6 +179,8 @@ class UnlabelledRepairer:
         what, detail = asked
         if what == "profile":
             self._plan(dict(zip(result["columns"], result["rows"][0], strict=True)))
+        elif what == "reports" and self.key is not None and result["rows"][0][0]:
+            self.statements += merge_statements(self.key, self.columns, self.profile, self.rows)
         elif what == "values" and not result["truncated"]:
             counts = [(str(v), n) for v, n in result["rows"]]
             for old, new in sorted(typo_map(counts).items()):
@@ -141,9 +191,13 @@ class UnlabelledRepairer:
         elif what == "decides":
             stray = dict(zip(result["columns"], result["rows"][0], strict=True))
             for i, column in enumerate(self.columns):
-                off, cells = stray.get(f"x{i}"), stray.get(f"t{i}")
-                if off and cells and off <= (1 - FD_SUPPORT) * cells:
-                    self.reads.append(("violations", (detail, column)))
+                off, cells, spread = stray.get(f"x{i}"), stray.get(f"t{i}"), stray.get(f"g{i}")
+                if cells and spread and (off or 0) <= (1 - FD_SUPPORT) * min(cells, spread):
+                    if off:
+                        self.reads.append(("violations", (detail, column)))
+                    missing = self.rows - self.profile[column]["filled"]
+                    if 0 < missing <= MAX_FILL_SHARE * self.rows:
+                        self.statements.append(fill_statement(detail, column))
         elif what == "violations" and not result["truncated"]:
             determinant, column = detail
             self._repair_violations(determinant, column, result["rows"])
@@ -160,13 +214,18 @@ class UnlabelledRepairer:
                     f"WHERE regexp_matches({as_text(column)}, '{MANGLED}')"
                 )
             if nulls and filled < self.rows:
-                spellings = ", ".join(literal(s) for s in sorted(NULL_SPELLINGS))
                 self.statements.append(
                     f"UPDATE t SET {quoted(column)} = NULL "
-                    f"WHERE lower(trim({as_text(column)})) IN ({spellings})"
+                    f"WHERE lower(trim({as_text(column)})) IN ({_null_list()})"
                 )
             if 1 < distinct <= LOW_CARDINALITY:
                 self.reads.append(("values", column))
+        if self.key is not None and count_query(self.key, self.columns, self.profile, self.rows):
+            self.reads.insert(0, ("reports", None))
+        for column in self.columns:
+            self.statements.append(unit_statement(column))
+            if 1 < self.profile[column]["distinct"] < self.profile[column]["filled"]:
+                self.statements += variant_statements(column)
         for column in self.columns:
             filled, distinct = self.profile[column]["filled"], self.profile[column]["distinct"]
             if 1 < distinct <= filled // 2:  # a determinant repeats its values
@@ -174,6 +233,8 @@ class UnlabelledRepairer:
 
     def _read_sql(self, asked: tuple[str, Any]) -> str:
         what, detail = asked
+        if what == "reports" and self.key is not None:
+            return count_query(self.key, self.columns, self.profile, self.rows) or ""
         if what == "values":
             text = as_text(detail)
             return (
@@ -190,17 +251,20 @@ class UnlabelledRepairer:
                 pairs = (
                     f"SELECT {a}, count(*) AS n FROM t WHERE {both} GROUP BY {a}, {quoted(column)}"
                 )
+                alone = f"SELECT count(*) AS n FROM t WHERE {both} GROUP BY {quoted(column)}"
                 parts += [
                     f"(SELECT sum(s - m) FROM (SELECT sum(n) AS s, max(n) AS m FROM ({pairs}) "
                     f"GROUP BY {a})) AS x{i}",
                     f"(SELECT count(*) FROM t WHERE {both}) AS t{i}",
+                    f"(SELECT sum(n) - max(n) FROM ({alone})) AS g{i}",
                 ]
             return "SELECT " + ", ".join(parts)
         a, b = (quoted(c) for c in detail)
         return (
             f"SELECT a, arg_max(b, n) AS top, max(n) AS m, sum(n) AS s FROM "
             f"(SELECT {as_text(detail[0])} AS a, {as_text(detail[1])} AS b, count(*) AS n "
-            f"FROM t WHERE {a} IS NOT NULL AND {b} IS NOT NULL GROUP BY a, b) "
+            f"FROM t WHERE {a} IS NOT NULL AND {b} IS NOT NULL "
+            f"AND lower(trim({as_text(detail[0])})) NOT IN ({_null_list()}) GROUP BY a, b) "
             f"GROUP BY a HAVING count(*) > 1 ORDER BY a"
         )
 

@@ -71,6 +71,7 @@ def test_a_run_recorded_without_its_steps_keeps_its_correction_figures_only(
         {"split": "train", "seeds": [3], "tables": [{"table": "t", "agents": {"a@20": [run]}}]}
     )
     assert (
-        "| t | `a` | 20 | 1 | not recorded | not recorded | not recorded | 0.500 ± 0.000 "
-        "| 0.250 ± 0.000 | 0.333 ± 0.000 |" in lines
+        "| t | held out | `a` | 20 | 1 | not recorded | not recorded | not recorded "
+        "| 0.500 ± 0.000 | 0.250 ± 0.000 | 0.333 ± 0.000 |" in lines
     )
+    assert "Held-out tables, mean correction F1: `a` at 20 labels 0.333 (1 tables)." in lines
