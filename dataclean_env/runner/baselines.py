@@ -61,7 +61,7 @@ NOTES = {
     ),
     "oracle": AgentNote(
         "oracle-replay",
-        "replays the task's reference plan (`Task.solution`), then finishes: what the "
+        "replays the task's reference plan (`Task.reference_plan`), then finishes: what the "
         "operations can reach",
     ),
 }

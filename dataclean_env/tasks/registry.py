@@ -95,12 +95,6 @@ class Task:
     # reset of one instance. Not an init field: `dataclasses.replace` starts a new one.
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
-    @property
-    def solution(self) -> tuple[dict[str, Any], ...]:
-        """The reference plan under its former name (the key `datasets/task_metadata.json`
-        gives it), kept for the callers that read it."""
-        return self.reference_plan
-
 
 def shuffled(dirty: pd.DataFrame, seed: int | None) -> pd.DataFrame:
     """The dirty table an episode starts from: rows shuffled when a seed is given (a new

@@ -27,9 +27,9 @@ def played(folder: Path, limits: EngineLimits | None = None) -> tuple[Episode, i
     family = CustomFamily([folder.parent])
     loaded = family.tasks[folder.name]
     episode = Episode("plan", family.make(folder.name, 4), limits)
-    for action in loaded.plan:
+    for action in loaded.reference_plan:
         episode.step(Action(**action))
-    return episode, len(loaded.plan)
+    return episode, len(loaded.reference_plan)
 
 
 def conflicting_entities(folder: Path) -> int:
