@@ -21,7 +21,7 @@ import pandas as pd
 
 from dataclean_env.corpus.tables import CorpusTable
 
-VERSION = 2  # bump when what a seed makes changes (generation/digests.py pins each version)
+VERSION = 3  # bump when what a seed makes changes (generation/digests.py pins each version)
 KEY = "row_id"
 # difficulty -> how many layers an instance applies (at most the table's)
 LAYERS_PER_DIFFICULTY = {"easy": (3, 5), "medium": (6, 10), "hard": (11, 16)}
@@ -96,6 +96,7 @@ def describe(card: dict[str, Any]) -> str:
         f"two columns, duplicate rows, and further reports of an entity that conflict; the "
         f"clean table holds one row per entity, its first). Repair the cells that differ from the clean table and "
         f"leave the rest exactly as written: cells are compared as text, headers do not "
-        f"count, and the score is the repair F1, so a wrong change costs as much as a right "
-        f"one earns."
+        f"count, and the score is the net repair (cells repaired less cells changed to "
+        f"another wrong value, over the cells that were wrong), so a wrong change costs as "
+        f"much as a right one earns."
     )

@@ -44,4 +44,11 @@ DIGESTS: dict[str, str] = {
     "corpus_planes-v2": "82691ce033c0de4c49c5dcbf7beb647c0a819b42aa2eda60e702d62300422ac9",
     "corpus_seattle_weather-v2": "7ce8d921cac866b1a87b2cb5f062c0fefd2662faab5fd9b7c3014649b915cfdf",
     "corpus_weather-v2": "f274d70f3e03a89954f834243e21f3df504d5026b512337d6e336da1a4a37e4d",
+    # v3: the same tables; the description names the score net repair (grader-3).
+    "corpus_airports-v3": "5c5a4e988ca3e11a46d7687634bf136164845a415f56c9cf058ea8395bb23705",
+    "corpus_flights-v3": "411d45e4331beee3a033a7e3cacdc52ee568226c179f6907cb4d2f2d6a3bc71c",
+    "corpus_gapminder-v3": "c41e8ed7e6d807f56acf0b013e2bbac6004b941618eb9bab6b3c5f3df6a10821",
+    "corpus_planes-v3": "71d8137110bc1fa2178b844c821a09e468a27cfb30998dc71e7feb75931d541b",
+    "corpus_seattle_weather-v3": "a8598147dc20b07931a7e347bfec3965921b8addde81091a85af90efdacd0102",
+    "corpus_weather-v3": "490fbfda7320138cf212781f97463423941dea3ba9846f2bd8e68ec8cb808783",
 }

@@ -4,9 +4,8 @@
 composes a seeded mix of the table's error layers (corpus/instances.py), the same triple
 giving the same table on every machine, in train / eval / test splits and a secret split
 seeded by HMAC of the server's secret. Every instance is graded like a real table, by net
-repair (cell-repair F1 reported) against the clean table's text (grading/cell_repair.py);
-its description's "repair F1" wording is part of the generator digest, so it stays until
-the corpus version is next bumped. Each has a labelled
+repair (cell-repair F1 reported) against the clean table's text (grading/cell_repair.py).
+Each has a labelled
 variant (`corpus_<table>-labelled`, 20 tuples, as tasks/custom.py). Its step budget is
 MIN_STEPS, or the instance's reference repair when that is longer.
 """

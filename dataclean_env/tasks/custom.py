@@ -210,7 +210,7 @@ def _describe(schema: dict[str, Kind], key: str) -> str:
     return (
         f"Repair the cells of this table that differ from its hidden clean version. Rows are "
         f"identified by {key!r} (protected). Cells are compared as text; headers do not "
-        f"count. Scored by repair F1: wrong changes cost."
+        f"count. Scored by net repair: a wrong change costs what a right one earns."
         + (f" Typed columns: {', '.join(typed)}." if typed else "")
     )
 

@@ -181,7 +181,7 @@ def fetch(name: str, entry: Entry, dest: Path) -> list[str]:
         "description",
         f"{name}, a table of the error-repair literature, from {entry.repository} at commit "
         f"{entry.commit}. Repair the cells that differ from its clean version; cells are "
-        f"compared as text and the score is the repair F1.",
+        f"compared as text and the score is the net repair.",
     )
     _write_atomically(folder / "task.json", json.dumps(task, indent=2) + "\n")
     lock.record(name, recorded)

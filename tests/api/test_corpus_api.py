@@ -16,7 +16,7 @@ def test_a_corpus_instance_over_http() -> None:
     with LiveServer() as server, httpx.Client(base_url=server.url, timeout=60) as http:
         listed = {t["task_id"]: t for t in ok(http.get("/tasks"))["tasks"]}
         gapminder = listed["corpus_gapminder"]
-        assert (gapminder["family"], gapminder["version"]) == ("corpus", "corpus_gapminder-v2")
+        assert (gapminder["family"], gapminder["version"]) == ("corpus", "corpus_gapminder-v3")
         assert load_card("gapminder")["licence"] in gapminder["description"]
         body = ok(
             http.post(

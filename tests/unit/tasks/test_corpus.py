@@ -168,7 +168,7 @@ def test_instances_are_seeded_per_split_and_the_secret_split_by_the_secret() -> 
 def test_an_episode_is_graded_cell_by_cell_and_the_labelled_variant_offers_labels() -> None:
     task = CorpusFamily().make("corpus_seattle_weather", 1, "test")
     assert task.spec.family == "corpus" and task.spec.protected_columns == {"row_id"}
-    assert task.spec.version == "corpus_seattle_weather-v2"
+    assert task.spec.version == "corpus_seattle_weather-v3"
     made = corpus.compose(
         "corpus_seattle_weather", instance_rng("corpus_seattle_weather", "test", 1)
     )
