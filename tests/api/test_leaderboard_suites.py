@@ -356,7 +356,7 @@ def test_a_live_holder_of_another_process_on_this_host_is_left_alone(tmp_path: P
 # ── versions and the audit ─────────────────────────────────────────────────
 def test_the_suite_version_is_made_of_the_composition_grader_and_generators() -> None:
     assert f"dce-suite-2-lite+{GRADER_VERSION}+{GENERATOR_VERSION}" == LITE
-    assert generator_version(SUITE_GENERATORS) == GENERATOR_VERSION == "gen-f2b0810d"
+    assert generator_version(SUITE_GENERATORS) == GENERATOR_VERSION == "gen-e616b156"
     bumped = {**SUITE_GENERATORS, "crm": "crm-v99"}
     assert generator_version(bumped) != GENERATOR_VERSION
     claims_bumped = {**SUITE_GENERATORS, "audit_pipeline": "audit_pipeline-v2"}
