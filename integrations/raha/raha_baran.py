@@ -133,8 +133,9 @@ def read_table(env: Env, columns: list[str], rows: int) -> list[list[str | None]
     return table
 
 
-def labelled_rows(env: Env, keys: list[str]) -> dict[str, dict[str, str]]:
-    """The clean values of the rows `keys` name, by key and column (one `label` step)."""
+def labelled_rows(env: Env, keys: list[str]) -> dict[str, dict[str, str] | None]:
+    """The clean values of the rows `keys` name, by key and column (one `label` step); None
+    for a row the clean table lacks."""
     message = env.step("label", row_ids=[row_id(k) for k in keys])["observation"]["message"]
     return json.loads(message.split(": ", 1)[1])
 
@@ -149,13 +150,13 @@ class Repairs:
 def raha_baran(
     dirty_csv: Path,
     name: str,
-    label: Callable[[list[int]], dict[int, list[str]]],
+    label: Callable[[list[int]], dict[int, list[str] | None]],
     budget: int,
     key_column: int,
 ) -> tuple[Repairs, list[int]]:
     """Raha then Baran on `dirty_csv`; `label(rows)` answers the clean rows (as {column
     index: text}) of the row positions it is given. Returns the repairs and the rows
-    labelled, in Raha's order."""
+    labelled, in Raha's order. A row the clean table lacks is answered None."""
     import numpy
     import raha
 
@@ -182,8 +183,16 @@ def raha_baran(
     for row in sampled:
         for j in range(width):
             dirty = d.dataframe.iloc[row, j]
-            clean = dirty if j == key_column else normalise(clean_rows[row][j])
-            d.labeled_cells[(row, j)] = [int(dirty != clean), clean]
+            clean_row = clean_rows[row]
+            if j == key_column:
+                d.labeled_cells[(row, j)] = [0, dirty]
+            elif clean_row is None:
+                # A row the clean table lacks (a duplicate or a further report): every cell
+                # of it is an error, with no clean value to learn a correction from.
+                d.labeled_cells[(row, j)] = [1, dirty]
+            else:
+                clean = normalise(clean_row[j])
+                d.labeled_cells[(row, j)] = [int(dirty != clean), clean]
     # What the last sample_tuple would have counted per cluster, now with the real labels.
     k = budget + 1
     for j in range(width):
@@ -276,9 +285,12 @@ def play(env: Env, task: str, seed: int, workdir: Path) -> dict[str, Any]:
     dirty_csv.parent.mkdir(parents=True)
     write_csv(dirty_csv, columns, table)
 
-    def label(positions: list[int]) -> dict[int, list[str]]:
+    def label(positions: list[int]) -> dict[int, list[str] | None]:
         clean = labelled_rows(env, [str(table[i][key]) for i in positions])
-        return {i: [clean[str(table[i][key])].get(c, "") for c in columns] for i in positions}
+        rows = {i: clean[str(table[i][key])] for i in positions}
+        return {
+            i: None if row is None else [row.get(c, "") for c in columns] for i, row in rows.items()
+        }
 
     name = f"{task}-{seed}-{os.getpid()}"  # Raha's temporary files are named after it
     repairs, sampled = raha_baran(dirty_csv, name, label, LABEL_BUDGET, key)
