@@ -113,7 +113,8 @@ def _repair_table(summaries: Sequence[Summary]) -> list[str]:
         "",
         "Precision = cells changed to the clean value / cells changed; recall = cells "
         "changed to the clean value / cells that were wrong; F1 their harmonic mean (the "
-        "score). Means over episodes; 0 where nothing was changed. The oracle replays the "
+        "literature's figures; the score, in the table above, is net repair: (repaired - "
+        "wrong changes) / cells that were wrong, at least 0). Means over episodes; 0 where nothing was changed. The oracle replays the "
         "plan built from the table's dirty/clean pair when the task loads (a `map` per "
         "column where a dirty value has one clean value, `set_cell` for the rest, batched "
         "in `program`s). The mode column says how each row was measured: `visible` is "
