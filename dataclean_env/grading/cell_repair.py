@@ -241,12 +241,7 @@ class CellRepairGrader(GraderAbilities):
             changed += col_changed
             repaired += col_repaired
         # Extra rows: each cell of a removed one is a repair, of an added one a change.
-        before, after = self._dirty_alignment.extra, alignment.extra
-        if after:
-            removed = sum((before - after).values())
-            added = sum((after - before).values())
-        else:  # the usual case once repeats are gone: no Counter arithmetic
-            removed, added = sum(before.values()), 0
+        removed, added = self._extra_rows_moved(alignment)
         changed += (removed + added) * width
         repaired += removed * width
         if self.grade_headers:
@@ -257,6 +252,13 @@ class CellRepairGrader(GraderAbilities):
                     changed += 1
                     repaired += name.strip() == column.clean_name.strip()
         return RepairCounts(errors, changed, repaired)
+
+    def _extra_rows_moved(self, alignment: _Alignment) -> tuple[int, int]:
+        """(rows the clean table lacks that are gone, rows the table gained) since dirty."""
+        before, after = self._dirty_alignment.extra, alignment.extra
+        if not after:  # the usual case once repeats are gone: no Counter arithmetic
+            return sum(before.values()), 0
+        return sum((before - after).values()), sum((after - before).values())
 
     def detection(self, snapshot: Snapshot) -> RepairCounts:
         """Error detection as the literature scores it, a changed cell counting as one the
@@ -273,6 +275,10 @@ class CellRepairGrader(GraderAbilities):
             )
             flagged += sum(changed)
             found += sum(1 for at in column.errors if changed[at])
+        # A row the clean table lacks, deleted: each of its cells flagged and an error.
+        removed, added = self._extra_rows_moved(alignment)
+        flagged += (removed + added) * len(self.columns)
+        found += removed * len(self.columns)
         return RepairCounts(self.dirty_errors, flagged, found)
 
     def components(self, snapshot: Snapshot) -> dict[str, float]:

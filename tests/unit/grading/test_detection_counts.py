@@ -27,3 +27,16 @@ def test_nothing_changed_flags_nothing() -> None:
     counts = grader().detection(Snapshot.of(DIRTY))
     assert counts == RepairCounts(errors=2, changed=0, repaired=0)
     assert counts.scores() == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+
+
+def test_a_deleted_row_the_clean_table_lacks_is_flagged_and_found() -> None:
+    # Row 5 is a further report of row 1 (a row the clean table lacks): its one graded cell
+    # is an error; deleting the row flags and finds it, as the correction counts repair it.
+    extra = pd.concat([DIRTY, pd.DataFrame({"id": ["5"], "city": ["Oslo"]})], ignore_index=True)
+    repairer = CellRepairGrader(extra, CLEAN, "id", {"id": "id", "city": "city"})
+    deleted = Snapshot.of(extra[extra["id"] != "5"])
+    assert repairer.counts(deleted) == RepairCounts(errors=3, changed=1, repaired=1)
+    assert repairer.detection(deleted) == RepairCounts(errors=3, changed=1, repaired=1)
+    # A row the table gains is flagged, and is no error.
+    gained = pd.concat([extra, pd.DataFrame({"id": ["6"], "city": ["Bern"]})], ignore_index=True)
+    assert repairer.detection(Snapshot.of(gained)) == RepairCounts(errors=3, changed=1, repaired=0)
