@@ -74,4 +74,22 @@ def test_a_run_recorded_without_its_steps_keeps_its_correction_figures_only(
         "| t | held out | `a` | 20 | 1 | not recorded | not recorded | not recorded "
         "| 0.500 ± 0.000 | 0.250 ± 0.000 | 0.333 ± 0.000 |" in lines
     )
-    assert "Held-out tables, mean correction F1: `a` at 20 labels 0.333 (1 tables)." in lines
+    assert (
+        "Mean correction F1 over the held-out table every agent ran (t): `a` at 20 labels 0.333."
+        in lines
+    )
+
+
+def test_held_out_means_compare_agents_on_the_tables_all_of_them_ran() -> None:
+    held_out = {
+        "`a` at 20 labels": {"x": 0.5, "y": 0.25, "z": 1.0},
+        "`b` at 20 labels": {"y": 0.75, "x": 0.25},
+    }
+    assert protocol_report.held_out_means(held_out) == [
+        "",
+        "Mean correction F1 over 2 held-out tables every agent ran (x, y): "
+        "`a` at 20 labels 0.375; `b` at 20 labels 0.500.",
+    ]
+    assert (
+        protocol_report.held_out_means({"`a` at 0 labels": {"x": 0.5}, "`b` at 0 labels": {}}) == []
+    )
