@@ -176,20 +176,14 @@ def markdown(results: dict[str, Any]) -> list[str]:
 def held_out_means(held_out: dict[str, dict[str, float]]) -> list[str]:
     """The agents' mean correction F1 over the held-out tables every one of them ran (a mean
     over other tables would compare nothing)."""
-    if not held_out:
-        return []
-    tables = sorted(set.intersection(*(set(f1s) for f1s in held_out.values())))
+    tables = sorted(set.intersection(*map(set, held_out.values()))) if held_out else []
     if not tables:
         return []
     means = "; ".join(
         f"{name} {statistics.fmean(f1s[t] for t in tables):.3f}" for name, f1s in held_out.items()
     )
-    over = (
-        f"{len(tables)} held-out tables every agent ran"
-        if len(tables) > 1
-        else "the held-out table every agent ran"
-    )
-    return ["", f"Mean correction F1 over {over} ({', '.join(tables)}): {means}."]
+    over = ", ".join(tables)
+    return ["", f"Mean correction F1 over the held-out tables every agent ran ({over}): {means}."]
 
 
 def splice(text: str, section: list[str]) -> str:

@@ -75,7 +75,7 @@ def test_a_run_recorded_without_its_steps_keeps_its_correction_figures_only(
         "| 0.500 ± 0.000 | 0.250 ± 0.000 | 0.333 ± 0.000 |" in lines
     )
     assert (
-        "Mean correction F1 over the held-out table every agent ran (t): `a` at 20 labels 0.333."
+        "Mean correction F1 over the held-out tables every agent ran (t): `a` at 20 labels 0.333."
         in lines
     )
 
@@ -87,7 +87,7 @@ def test_held_out_means_compare_agents_on_the_tables_all_of_them_ran() -> None:
     }
     assert protocol_report.held_out_means(held_out) == [
         "",
-        "Mean correction F1 over 2 held-out tables every agent ran (x, y): "
+        "Mean correction F1 over the held-out tables every agent ran (x, y): "
         "`a` at 20 labels 0.375; `b` at 20 labels 0.500.",
     ]
     assert (
